@@ -1,0 +1,173 @@
+"""HTTP endpoints of accounts: thin, each parses, calls one service or selector, renders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts import api_keys, selectors, services
+from accounts.authentication import request_user
+from accounts.models import ApiKey, User
+from accounts.permissions import JwtOnly
+from accounts.serializers import (
+    ApiKeyCreatedSerializer,
+    ApiKeyCreateInputSerializer,
+    ApiKeyListItemSerializer,
+    LoginInputSerializer,
+    PasswordChangeInputSerializer,
+    PreferencesUpdateInputSerializer,
+    ProfileSerializer,
+    ProfileUpdateInputSerializer,
+    RegisterInputSerializer,
+    SessionSerializer,
+)
+from core.openapi import problem_responses
+from core.throttling import ClientAddressRateThrottle
+
+
+def session_response(user: User, *, status_code: int = status.HTTP_200_OK) -> Response:
+    issued = services.token_issue(user=user)
+    body = {"token": issued.token, "token_type": "Bearer", "expires_utc": issued.expires_at, "user": user}
+    return Response(SessionSerializer(body).data, status=status_code)
+
+
+def validated(serializer_class: type, request: Request) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class AnonymousView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+    throttle_classes = [ClientAddressRateThrottle]
+
+
+class RegisterView(AnonymousView):
+    throttle_scope = "register"
+
+    @extend_schema(
+        operation_id="auth_register",
+        tags=["auth"],
+        auth=[],
+        request=RegisterInputSerializer,
+        responses={201: SessionSerializer, **problem_responses(400, 409, 429)},
+        description="Create a password account and sign in. Passwords are checked for length, "
+        "commonness, similarity to the email, and all-digits.",
+    )
+    def post(self, request: Request) -> Response:
+        user = services.user_register(**validated(RegisterInputSerializer, request))
+        return session_response(user, status_code=status.HTTP_201_CREATED)
+
+
+class LoginView(AnonymousView):
+    throttle_scope = "login"
+
+    @extend_schema(
+        operation_id="auth_login",
+        tags=["auth"],
+        auth=[],
+        request=LoginInputSerializer,
+        responses={200: SessionSerializer, **problem_responses(400, 401, 429)},
+    )
+    def post(self, request: Request) -> Response:
+        return session_response(services.user_authenticate(**validated(LoginInputSerializer, request)))
+
+
+class MeView(APIView):
+    @extend_schema(
+        operation_id="me_read", tags=["account"], responses={200: ProfileSerializer, **problem_responses(401, 403)}
+    )
+    def get(self, request: Request) -> Response:
+        return Response(ProfileSerializer(request.user).data)
+
+    @extend_schema(
+        operation_id="me_update",
+        tags=["account"],
+        request=ProfileUpdateInputSerializer,
+        responses={200: ProfileSerializer, **problem_responses(400, 401, 403, 409)},
+        description="Change the display name, or the email address (needs currentPassword and an "
+        "interactive sign-in; `password_not_set` for an account without a password).",
+    )
+    def put(self, request: Request) -> Response:
+        data = validated(ProfileUpdateInputSerializer, request)
+        if data.get("email") is not None and isinstance(request.auth, ApiKey):
+            raise PermissionDenied("Changing the email address needs an interactive sign-in (JWT).")
+        user = services.profile_update(user=request_user(request), **data)
+        return Response(ProfileSerializer(user).data)
+
+
+class PasswordView(APIView):
+    permission_classes = [JwtOnly]
+    throttle_classes = [ClientAddressRateThrottle]
+    throttle_scope = "password"
+
+    @extend_schema(
+        operation_id="me_password_change",
+        tags=["account"],
+        request=PasswordChangeInputSerializer,
+        responses={200: SessionSerializer, **problem_responses(400, 401, 403, 409, 429)},
+        description="Change the password. Every token issued before stops working; the response carries a fresh one.",
+    )
+    def post(self, request: Request) -> Response:
+        user = services.password_change(user=request_user(request), **validated(PasswordChangeInputSerializer, request))
+        return session_response(user)
+
+
+class PreferencesView(APIView):
+    @extend_schema(
+        operation_id="me_preferences_update",
+        tags=["account"],
+        request=PreferencesUpdateInputSerializer,
+        responses={200: ProfileSerializer, **problem_responses(400, 401, 403)},
+    )
+    def put(self, request: Request) -> Response:
+        changes = validated(PreferencesUpdateInputSerializer, request)
+        user = services.preferences_update(user=request_user(request), **changes)
+        return Response(ProfileSerializer(user).data)
+
+
+class ApiKeyViewSet(viewsets.ViewSet):
+    """Scoped API keys of the signed-in account."""
+
+    lookup_value_regex = "[^/]+"
+
+    @extend_schema(
+        operation_id="api_keys_create",
+        tags=["api-keys"],
+        request=ApiKeyCreateInputSerializer,
+        responses={201: ApiKeyCreatedSerializer, **problem_responses(400, 401, 403)},
+        description="Needs a JWT or a key with projects:write; a key cannot grant scopes it lacks. "
+        "The secret is in this response only.",
+    )
+    def create(self, request: Request) -> Response:
+        data = validated(ApiKeyCreateInputSerializer, request)
+        creator = request.auth if isinstance(request.auth, ApiKey) else None
+        key, secret = api_keys.api_key_create(user=request_user(request), created_with=creator, **data)
+        return Response(ApiKeyCreatedSerializer(key, context={"secret": secret}).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        operation_id="api_keys_list",
+        tags=["api-keys"],
+        responses={200: ApiKeyListItemSerializer(many=True), **problem_responses(401, 403)},
+    )
+    def list(self, request: Request) -> Response:
+        keys = selectors.api_key_list_for_owner(owner=request_user(request))
+        return Response(ApiKeyListItemSerializer(keys, many=True).data)
+
+    @extend_schema(
+        operation_id="api_keys_revoke",
+        tags=["api-keys"],
+        responses={204: OpenApiResponse(description="Revoked."), **problem_responses(401, 403, 404)},
+    )
+    def destroy(self, request: Request, pk: str) -> Response:
+        key = selectors.api_key_get_for_owner(owner=request_user(request), key_id=pk)
+        api_keys.api_key_revoke(key=key)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,20 @@
+"""Problem codes owned by accounts (the shared ones are in core.problems)."""
+
+from core.problems import register
+
+register(
+    "avatar_invalid",
+    400,
+    "Invalid avatar",
+    "The avatar is not a PNG, JPEG or WebP image, is damaged, or is too large in pixels.",
+)
+register("scope_not_held", 403, "Scope not held", "An API key cannot create a key with scopes it does not hold itself.")
+register(
+    "provider_unknown", 404, "Unknown identity provider", "No external identity provider with this name is configured."
+)
+register(
+    "provider_unavailable",
+    503,
+    "Identity provider unavailable",
+    "The identity provider's signing keys could not be fetched; retry later.",
+)

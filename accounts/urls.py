@@ -1,0 +1,16 @@
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from accounts import api
+
+router = SimpleRouter(trailing_slash=False)
+router.register("api-keys", api.ApiKeyViewSet, basename="api-keys")
+
+urlpatterns = [
+    path("auth/register", api.RegisterView.as_view(), name="auth-register"),
+    path("auth/login", api.LoginView.as_view(), name="auth-login"),
+    path("me", api.MeView.as_view(), name="me"),
+    path("me/password", api.PasswordView.as_view(), name="me-password"),
+    path("me/preferences", api.PreferencesView.as_view(), name="me-preferences"),
+    *router.urls,
+]

@@ -1,0 +1,17 @@
+"""The Celery app: Redis broker, late acknowledgement, redelivery of a lost worker's task.
+
+The Job table is the source of truth; a message only wakes a worker, so a redelivered
+message for a job already claimed does nothing (see docs/processing.md).
+"""
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("booktranslate")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_queues = [Queue(name) for name in ("default", "process", "retry", "export", "webhooks")]
+app.autodiscover_tasks()

@@ -1,0 +1,373 @@
+"""The one settings module: every knob is an environment variable with an embedded default.
+
+The defaults start the whole service on one machine (SQLite, local file storage, the
+Redis that `make run` starts). Production sets DATABASE_URL, REDIS_URL, the S3 variables,
+SECRET_KEY and DEBUG=false. Every variable is listed in the README.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
+
+env = environ.Env()
+
+# --- Core ---------------------------------------------------------------------------
+
+DEBUG = env.bool("DEBUG", default=True)
+# The development key only works while DEBUG is on; production must set SECRET_KEY.
+SECRET_KEY = env.str("SECRET_KEY", default="dev-insecure-key-change-me-0123456789abcdefghijklmnop")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# The public address of the API (no trailing slash); used for links in responses.
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
+# The web app, where people create API keys (Settings, Developer).
+APP_URL = env.str("APP_URL", default="http://127.0.0.1:3000").rstrip("/")
+# A development deployment allows instant `manual` top-ups and the dev-user command.
+DEVELOPMENT_DEPLOYMENT = env.bool("DEVELOPMENT_DEPLOYMENT", default=DEBUG)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "core",
+    "accounts",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.errors.ProblemJsonMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = None
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Data -----------------------------------------------------------------------------
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+}
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL and a busy timeout let the API and the worker share the embedded database.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_USER_MODEL = "accounts.User"
+
+REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env.str("CACHE_URL", default=REDIS_URL),
+        "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="bts"),
+    }
+}
+
+# --- Files ----------------------------------------------------------------------------
+
+MEDIA_ROOT = env.str("MEDIA_ROOT", default=str(VAR_DIR / "media"))
+STATIC_URL = "/static/"
+STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
+# "local" keeps files under MEDIA_ROOT; "s3" uses django-storages with the AWS_* variables
+# (AWS S3 or any S3-compatible store such as MinIO).
+STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")
+if STORAGE_BACKEND == "s3":
+    _default_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env.str("AWS_STORAGE_BUCKET_NAME"),
+            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default=None),
+            "region_name": env.str("AWS_S3_REGION_NAME", default=None),
+            "access_key": env.str("AWS_ACCESS_KEY_ID", default=None),
+            "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default=None),
+            "default_acl": None,
+            "file_overwrite": False,
+            "querystring_auth": True,
+            "querystring_expire": env.int("AWS_QUERYSTRING_EXPIRE", default=900),
+        },
+    }
+else:
+    _default_storage = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": MEDIA_ROOT},
+    }
+STORAGES = {
+    "default": _default_storage,
+    "staticfiles": {
+        "BACKEND": env.str(
+            "STATICFILES_BACKEND",
+            default="whitenoise.storage.CompressedStaticFilesStorage",
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+
+# --- Accounts -------------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+        "OPTIONS": {"user_attributes": ("email", "display_name")},
+    },
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": env.int("PASSWORD_MIN_LENGTH", default=10)},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+PASSWORD_HASHERS = env.list(
+    "PASSWORD_HASHERS",
+    default=[
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+        "django.contrib.auth.hashers.ScryptPasswordHasher",
+    ],
+)
+
+JWT_ACCESS_TOKEN_HOURS = env.int("JWT_ACCESS_TOKEN_HOURS", default=12)
+SIMPLE_JWT = {
+    "ACCESS_TOKEN_LIFETIME": timedelta(hours=JWT_ACCESS_TOKEN_HOURS),
+    "ALGORITHM": "HS256",
+    "SIGNING_KEY": env.str("JWT_SIGNING_KEY", default=SECRET_KEY),
+    "AUTH_HEADER_TYPES": ("Bearer",),
+    "USER_ID_FIELD": "id",
+    "USER_ID_CLAIM": "sub",
+    "TOKEN_TYPE_CLAIM": "token_type",
+    "UPDATE_LAST_LOGIN": False,
+    # A password change invalidates every token issued before it.
+    "CHECK_REVOKE_TOKEN": True,
+    "REVOKE_TOKEN_CLAIM": "pwd",
+    "AUTH_TOKEN_CLASSES": ("rest_framework_simplejwt.tokens.AccessToken",),
+}
+
+# Scoped API keys: svc_sk_live_<43 base62 characters><6-character checksum>.
+API_KEY_MAX_EXPIRY_DAYS = env.int("API_KEY_MAX_EXPIRY_DAYS", default=3650)
+# lastUsedUtc is written at most once per this many seconds per key.
+API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)
+
+# External identity providers (OpenID Connect ID tokens). A provider is enabled when its
+# client ids are set. Extra providers: OIDC_PROVIDERS=name1,name2 plus the three
+# OIDC_<NAME>_* variables for each.
+OIDC_PROVIDER_DEFAULTS = {
+    "google": {
+        "issuers": "https://accounts.google.com,accounts.google.com",
+        "jwks_url": "https://www.googleapis.com/oauth2/v3/certs",
+    },
+    "apple": {
+        "issuers": "https://appleid.apple.com",
+        "jwks_url": "https://appleid.apple.com/auth/keys",
+    },
+}
+OIDC_PROVIDERS: dict[str, dict[str, object]] = {}
+for _name in ["google", "apple", *env.list("OIDC_PROVIDERS", default=[])]:
+    _prefix = f"OIDC_{_name.upper()}_"
+    _defaults = OIDC_PROVIDER_DEFAULTS.get(_name, {})
+    OIDC_PROVIDERS[_name] = {
+        "issuers": env.list(_prefix + "ISSUERS", default=_defaults.get("issuers", "").split(",")),
+        "jwks_url": env.str(_prefix + "JWKS_URL", default=_defaults.get("jwks_url", "")),
+        "client_ids": env.list(_prefix + "CLIENT_IDS", default=[]),
+    }
+OIDC_LEEWAY_SECONDS = env.int("OIDC_LEEWAY_SECONDS", default=60)
+OIDC_JWKS_CACHE_SECONDS = env.int("OIDC_JWKS_CACHE_SECONDS", default=3600)
+OIDC_HTTP_TIMEOUT_SECONDS = env.float("OIDC_HTTP_TIMEOUT_SECONDS", default=5.0)
+
+AVATAR_MAX_BYTES = env.int("AVATAR_MAX_BYTES", default=5 * 1024 * 1024)
+AVATAR_MAX_PIXELS = env.int("AVATAR_MAX_PIXELS", default=40_000_000)
+AVATAR_SIZE = env.int("AVATAR_SIZE", default=512)
+
+# --- API ------------------------------------------------------------------------------
+
+API_VERSION = "1.0"
+BATCH_LADDER = [1, 5, 25, 100]
+EXPORT_FORMATS = ["All", "Markdown", "PlainText", "Html", "Epub", "Docx", "Pdf", "Archive"]
+TARGET_LANGUAGES = [
+    "en",
+    "es",
+    "fr",
+    "de",
+    "it",
+    "pt",
+    "nl",
+    "pl",
+    "ru",
+    "uk",
+    "tr",
+    "ar",
+    "he",
+    "hi",
+    "ja",
+    "ko",
+    "zh",
+    "la",
+    "el",
+    "sv",
+]
+# Problem types are {PROBLEM_TYPE_BASE}/{code}; each resolves to a page describing it.
+PROBLEM_TYPE_BASE = env.str("PROBLEM_TYPE_BASE", default=f"{PUBLIC_BASE_URL}/v1/problems").rstrip("/")
+PROJECTS_PAGE_SIZE_MAX = env.int("PROJECTS_PAGE_SIZE_MAX", default=200)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.ApiKeyAuthentication",
+        "accounts.authentication.JwtAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "accounts.permissions.HasScope",
+    ],
+    "DEFAULT_RENDERER_CLASSES": ["djangorestframework_camel_case.render.CamelCaseJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "djangorestframework_camel_case.parser.CamelCaseJSONParser",
+        "djangorestframework_camel_case.parser.CamelCaseMultiPartParser",
+        "djangorestframework_camel_case.parser.CamelCaseFormParser",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "core.errors.problem_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [],
+    "JSON_UNDERSCOREIZE": {"no_underscore_before_number": True},
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+# Rate limits (DRF throttling on the Redis cache); "N/period" with period s, m, h or d.
+THROTTLE_RATES = {
+    "login": env.str("THROTTLE_LOGIN", default="10/min"),
+    "register": env.str("THROTTLE_REGISTER", default="5/min"),
+    "oauth": env.str("THROTTLE_OAUTH", default="20/min"),
+    "anonymous": env.str("THROTTLE_ANONYMOUS", default="60/min"),
+    "password": env.str("THROTTLE_PASSWORD", default="10/min"),
+}
+# The client address used for rate limits: REMOTE_ADDR, or the first address of
+# X-Forwarded-For when the service sits behind this many trusted proxies.
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Book Translation Service API",
+    "DESCRIPTION": (
+        "Translate whole books page by page. Upload, normalize into pages, process in a "
+        "paid batch ladder (1, 5, 25, 100, then the rest), export. Errors are RFC 9457 "
+        "problem+json. See docs/api.md for every decision the contract leaves open."
+    ),
+    "VERSION": API_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "CAMELIZE_NAMES": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
+        "drf_spectacular.hooks.postprocess_schema_enums",
+    ],
+    "ENUM_NAME_OVERRIDES": {},
+    "SECURITY": [{"bearerAuth": []}, {"apiKeyHeader": []}],
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {
+            "bearerAuth": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "A JWT from login, register or external sign-in, or an API key.",
+            },
+            "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-Api-Key"},
+        }
+    },
+}
+
+# --- Background work ------------------------------------------------------------------
+
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+}
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Real-time hub ----------------------------------------------------------------------
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [env.str("CHANNELS_REDIS_URL", default=REDIS_URL)]},
+    }
+}
+
+# --- Security -------------------------------------------------------------------------
+
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_TLS_PROXY", default=False) else None
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- Time, language, logs -------------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+    },
+}

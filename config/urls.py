@@ -1,0 +1,27 @@
+from django.contrib import admin
+from django.urls import URLPattern, URLResolver, include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from core import errors
+from core.views import MetaView, ProblemDetailView, ProblemListView
+
+api_v1: list[URLPattern | URLResolver] = [
+    path("meta", MetaView.as_view(), name="meta"),
+    path("problems", ProblemListView.as_view(), name="problems"),
+    path("problems/<str:code>", ProblemDetailView.as_view(), name="problem-detail"),
+    path("schema", SpectacularAPIView.as_view(), name="schema"),
+    path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("", include("accounts.urls")),
+    # Last: any other /v1 address is a problem+json 404, even with DEBUG on.
+    re_path(r"^.*$", errors.api_not_found),
+]
+
+urlpatterns = [
+    path("v1/", include(api_v1)),
+    path("admin/", admin.site.urls),
+]
+
+handler400 = errors.handler400
+handler403 = errors.handler403
+handler404 = errors.handler404
+handler500 = errors.handler500

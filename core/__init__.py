@@ -1,0 +1,1 @@
+"""Cross-cutting pieces every app uses: problem+json errors, discovery, rate limits."""

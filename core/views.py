@@ -1,0 +1,91 @@
+"""Discovery: the /v1/meta body and the problem-type pages."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core import problems
+from core.errors import NotFound
+from core.throttling import ClientAddressRateThrottle
+
+
+class DiscoverySerializer(serializers.Serializer):
+    api_version = serializers.CharField()
+    batch_ladder = serializers.ListField(child=serializers.IntegerField())
+    final_batch = serializers.CharField()
+    export_formats = serializers.ListField(child=serializers.CharField())
+    problem_type_base = serializers.URLField()
+
+
+class ProblemTypeSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    status = serializers.IntegerField()
+    title = serializers.CharField()
+    description = serializers.CharField()
+    type = serializers.URLField()
+
+
+FINAL_BATCH = "remaining"
+
+
+class MetaView(APIView):
+    """GET /v1/meta: what a client needs to know before its first call."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+    throttle_classes = [ClientAddressRateThrottle]
+    throttle_scope = "anonymous"
+
+    @extend_schema(operation_id="meta_read", responses={200: DiscoverySerializer}, tags=["discovery"], auth=[])
+    def get(self, request: Request) -> Response:
+        body = {
+            "api_version": settings.API_VERSION,
+            "batch_ladder": list(settings.BATCH_LADDER),
+            "final_batch": FINAL_BATCH,
+            "export_formats": list(settings.EXPORT_FORMATS),
+            "problem_type_base": settings.PROBLEM_TYPE_BASE,
+        }
+        return Response(DiscoverySerializer(body).data)
+
+
+def _problem_data(problem: problems.ProblemType) -> dict[str, object]:
+    return {
+        "code": problem.code,
+        "status": problem.status,
+        "title": problem.title,
+        "description": problem.description,
+        "type": problems.type_uri(problem.code),
+    }
+
+
+class ProblemListView(APIView):
+    """GET /v1/problems: every problem code the API can answer with."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+
+    @extend_schema(
+        operation_id="problems_list", responses={200: ProblemTypeSerializer(many=True)}, tags=["discovery"], auth=[]
+    )
+    def get(self, request: Request) -> Response:
+        return Response([_problem_data(problem) for problem in problems.all_problems()])
+
+
+class ProblemDetailView(APIView):
+    """GET /v1/problems/{code}: what one problem type means (the target of `type`)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+
+    @extend_schema(operation_id="problems_read", responses={200: ProblemTypeSerializer}, tags=["discovery"], auth=[])
+    def get(self, request: Request, code: str) -> Response:
+        problem = problems.get(code)
+        if problem is None:
+            raise NotFound("No such problem type.")
+        return Response(_problem_data(problem))

@@ -1,0 +1,1 @@
+"""exports: filled in by its own issue (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""projects: filled in by its own issue (see DESIGN.md)."""

@@ -1,0 +1,74 @@
+# Shared shell helpers for make run / make test: find or install and start the local
+# Redis and PostgreSQL servers on loopback. Sourced, not executed.
+
+VAR_DIR="${VAR_DIR:-$PWD/var}"
+mkdir -p "$VAR_DIR"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+  echo ">> installing $* with apt-get"
+  if [ ! -f "$VAR_DIR/.apt-updated" ]; then
+    as_root apt-get update -qq && touch "$VAR_DIR/.apt-updated"
+  fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+redis_binary() { command -v redis-server || true; }
+
+# redis_ensure PORT: a Redis answering on 127.0.0.1:PORT, started in the background if none.
+redis_ensure() {
+  local port="$1"
+  if redis_ping "$port"; then return 0; fi
+  [ -n "$(redis_binary)" ] || apt_install redis-server
+  mkdir -p "$VAR_DIR/redis-$port"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$VAR_DIR/redis-$port" --save "" \
+    --appendonly no --daemonize yes --pidfile "$VAR_DIR/redis-$port/redis.pid" \
+    --logfile "$VAR_DIR/redis-$port/redis.log"
+  for _ in $(seq 50); do redis_ping "$port" && return 0; sleep 0.1; done
+  echo "Redis did not start on port $port; see $VAR_DIR/redis-$port/redis.log" >&2
+  return 1
+}
+
+redis_ping() {
+  python3 - "$1" <<'PY' 2>/dev/null
+import socket, sys
+try:
+    with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.5) as s:
+        s.sendall(b"PING\r\n")
+        sys.exit(0 if s.recv(16).startswith(b"+PONG") else 1)
+except OSError:
+    sys.exit(1)
+PY
+}
+
+pg_bindir() {
+  local dir
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [ -x "$dir/initdb" ] && { echo "$dir"; return 0; }
+  done
+  return 1
+}
+
+# pg_ensure PORT: a PostgreSQL with trust auth for user postgres on 127.0.0.1:PORT.
+pg_ensure() {
+  local port="$1" bindir data run
+  bindir="$(pg_bindir)" || { apt_install postgresql; bindir="$(pg_bindir)"; }
+  if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port"; then return 0; fi
+  data="$VAR_DIR/postgres-$port"
+  run=()
+  if [ "$(id -u)" = 0 ]; then
+    # PostgreSQL refuses to run as root: run it as the postgres system user.
+    id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql postgres
+    run=(runuser -u postgres --)
+    mkdir -p "$data"; chown postgres "$data"; chmod 700 "$data"
+  else
+    mkdir -p "$data"; chmod 700 "$data"
+  fi
+  if [ ! -f "$data/PG_VERSION" ]; then
+    "${run[@]}" "$bindir/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+  fi
+  "${run[@]}" "$bindir/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
+    -o "-p $port -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+    start >/dev/null
+}

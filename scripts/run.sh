@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# make run: the whole service on embedded defaults, in the foreground; Ctrl-C stops it all.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+scripts/bootstrap.sh
+
+HOST="${HOST:-127.0.0.1}"
+PORT="${PORT:-8000}"
+REDIS_PORT="${REDIS_PORT:-6379}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}"
+export PATH="$PWD/.venv/bin:$PATH"
+
+processes=(web worker beat)
+if [[ "$REDIS_URL" == "redis://127.0.0.1:$REDIS_PORT/"* ]] && ! redis_ping "$REDIS_PORT"; then
+  [ -n "$(redis_binary)" ] || apt_install redis-server
+  processes=(redis "${processes[@]}")
+fi
+export REDIS_PORT HOST PORT
+
+python manage.py migrate --no-input -v 0
+python manage.py collectstatic --no-input -v 0
+
+cat <<BANNER
+
+  Book translation service on http://$HOST:$PORT
+    API discovery   http://$HOST:$PORT/v1/meta
+    API docs        http://$HOST:$PORT/v1/docs   (OpenAPI: /v1/schema)
+    Admin           http://$HOST:$PORT/admin/     (python manage.py createsuperuser)
+    A first credential, with an API key and a JWT:
+                    .venv/bin/python manage.py create_dev_user
+  Ctrl-C stops everything.
+
+BANNER
+exec honcho -f Procfile start "${processes[@]}"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# make test: lint, then the whole suite against real PostgreSQL and Redis servers on
+# loopback (installed with apt-get and started here when none is running).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+scripts/bootstrap.sh
+
+TEST_PG_PORT="${TEST_PG_PORT:-55432}"
+TEST_REDIS_PORT="${TEST_REDIS_PORT:-56379}"
+pg_ensure "$TEST_PG_PORT"
+redis_ensure "$TEST_REDIS_PORT"
+
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:$TEST_PG_PORT/booktranslate}"
+export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:$TEST_REDIS_PORT/0}"
+export PATH="$PWD/.venv/bin:$PATH"
+
+echo ">> ruff"
+ruff check .
+ruff format --check .
+echo ">> mypy"
+mypy
+echo ">> pytest"
+pytest "$@"

@@ -1,0 +1,70 @@
+"""Fixtures shared by every test: API clients signed in each way, and a clean cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from accounts.api_keys import api_key_create
+from accounts.models import User
+from accounts.services import token_issue
+from tests.factories import UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _clean_cache() -> Iterator[None]:
+    """Rate-limit counters live in Redis; each test starts from none."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def user(db: None) -> User:
+    return UserFactory()
+
+
+@pytest.fixture
+def other_user(db: None) -> User:
+    return UserFactory()
+
+
+@pytest.fixture
+def jwt_client() -> Callable[[User], APIClient]:
+    """A client signed in as the user with an interactive JWT."""
+
+    def make(for_user: User) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token_issue(user=for_user).token}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def key_client() -> Callable[..., APIClient]:
+    """A client authenticated with a new API key of the given scopes."""
+
+    def make(for_user: User, scopes: list[str] | None = None, header: str = "bearer") -> APIClient:
+        _, secret = api_key_create(user=for_user, name="test key", scopes=scopes)
+        client = APIClient()
+        if header == "bearer":
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+        else:
+            client.credentials(HTTP_X_API_KEY=secret)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def auth_client(user: User, jwt_client: Callable[[User], APIClient]) -> APIClient:
+    return jwt_client(user)

@@ -1,0 +1,1 @@
+"""translation: filled in by its own issue (see DESIGN.md)."""

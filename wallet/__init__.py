@@ -1,0 +1,1 @@
+"""wallet: filled in by its own issue (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""webhooks: filled in by its own issue (see DESIGN.md)."""

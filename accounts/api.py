@@ -137,7 +137,7 @@ class PreferencesView(APIView):
 class ApiKeyViewSet(viewsets.ViewSet):
     """Scoped API keys of the signed-in account."""
 
-    lookup_value_regex = "[^/]+"
+    lookup_value_regex = "[0-9a-fA-F-]{36}"
 
     @extend_schema(
         operation_id="api_keys_create",

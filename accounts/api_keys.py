@@ -79,6 +79,14 @@ def display_prefix(secret: str) -> str:
     return secret[:_DISPLAY_PREFIX_LENGTH]
 
 
+def scopes_implied(scopes: Iterable[str]) -> frozenset[str]:
+    """The scopes a key holds, with what they imply: projects:write includes projects:read."""
+    held = set(scopes)
+    if Scope.PROJECTS_WRITE in held:
+        held.add(Scope.PROJECTS_READ)
+    return frozenset(held)
+
+
 def _scopes_validate(scopes: Iterable[str]) -> list[str]:
     requested = list(dict.fromkeys(scopes))
     unknown = [scope for scope in requested if scope not in ALL_SCOPES]
@@ -103,7 +111,8 @@ def api_key_create(
     """
     granted = _scopes_validate(DEFAULT_SCOPES if scopes is None else scopes)
     if created_with is not None:
-        missing = [scope for scope in granted if scope not in created_with.scopes]
+        held = scopes_implied(created_with.scopes)
+        missing = [scope for scope in granted if scope not in held]
         if missing:
             raise ServiceError(
                 f"This API key cannot grant scopes it does not hold: {', '.join(missing)}.",

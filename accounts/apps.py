@@ -6,4 +6,4 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts"
 
     def ready(self) -> None:
-        from accounts import problems  # noqa: F401  (registers the app's problem codes)
+        from accounts import problems, schema  # noqa: F401  (register problem codes and schema extensions)

@@ -87,10 +87,10 @@ class JwtAuthentication(JWTAuthentication):
         try:
             return super().get_user(validated_token)  # type: ignore[return-value]
         except exceptions.AuthenticationFailed as failed:
-            reason = failed.get_codes()
-            code, message = self._USER_FAILURES.get(
-                reason if isinstance(reason, str) else "", ("token_invalid", "The token is invalid.")
-            )
+            # simplejwt's own AuthenticationFailed carries its reason as detail["code"].
+            detail = failed.detail
+            reason = str(detail.get("code", "")) if isinstance(detail, dict) else str(failed.get_codes())
+            code, message = self._USER_FAILURES.get(reason, ("token_invalid", "The token is invalid."))
             raise exceptions.AuthenticationFailed(_(message), code=code) from None
 
     def authenticate_header(self, request: Request) -> str:

@@ -262,7 +262,7 @@ REST_FRAMEWORK = {
         "djangorestframework_camel_case.parser.CamelCaseMultiPartParser",
         "djangorestframework_camel_case.parser.CamelCaseFormParser",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.ProblemAutoSchema",
     "EXCEPTION_HANDLER": "core.errors.problem_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [],
     "JSON_UNDERSCOREIZE": {"no_underscore_before_number": True},
@@ -300,17 +300,6 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
     ],
     "ENUM_NAME_OVERRIDES": {},
-    "SECURITY": [{"bearerAuth": []}, {"apiKeyHeader": []}],
-    "APPEND_COMPONENTS": {
-        "securitySchemes": {
-            "bearerAuth": {
-                "type": "http",
-                "scheme": "bearer",
-                "description": "A JWT from login, register or external sign-in, or an API key.",
-            },
-            "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-Api-Key"},
-        }
-    },
 }
 
 # --- Background work ------------------------------------------------------------------

@@ -177,7 +177,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         if getattr(exc, "wait", None) is not None:
             headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))  # type: ignore[attr-defined]
     else:
-        logger.exception("Unhandled error on %s", instance)
+        logger.error("Unhandled error on %s", instance, exc_info=exc)
         code, detail, extra, status = "server_error", problems.get("server_error").description, {}, 500  # type: ignore[union-attr]
     body = problem_body(code=code, status=status, detail=detail, instance=instance, extra=extra)
     return Response(body, status=status, headers=headers, content_type=PROBLEM_CONTENT_TYPE)
@@ -229,5 +229,5 @@ class ProblemJsonMiddleware:
         if known is not None:
             code, status, detail = known
             return problem_response(request, code=code, status=status, detail=detail)
-        logger.exception("Unhandled error on %s", request.path, exc_info=exception)
+        logger.error("Unhandled error on %s", request.path, exc_info=exception)
         return problem_response(request, code="server_error", status=500, detail="Something went wrong on our side.")

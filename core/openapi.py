@@ -26,7 +26,7 @@ ProblemSerializer = inline_serializer(
 )
 
 
-_DESCRIPTIONS = {
+PROBLEM_DESCRIPTIONS = {
     400: "Invalid input (validation_error, malformed_request, ...).",
     401: "No credential, or an unknown, malformed, revoked or expired one.",
     402: "The wallet cannot cover the next batch (insufficient_credit).",
@@ -36,6 +36,7 @@ _DESCRIPTIONS = {
     413: "The request body is too large.",
     422: "Unprocessable request.",
     429: "Rate limited; see Retry-After.",
+    500: "Unexpected server error (server_error); logged on our side.",
     503: "A dependency is unavailable; retry later.",
 }
 
@@ -44,7 +45,7 @@ def problem_responses(*statuses: int) -> dict[tuple[int, str], OpenApiResponse]:
     """`responses=` entries for these problem statuses, typed application/problem+json."""
     return {
         (code, PROBLEM_CONTENT_TYPE): OpenApiResponse(
-            response=ProblemSerializer, description=_DESCRIPTIONS.get(code, "Problem.")
+            response=ProblemSerializer, description=PROBLEM_DESCRIPTIONS.get(code, "Problem.")
         )
         for code in statuses
     }

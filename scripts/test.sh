@@ -14,6 +14,8 @@ redis_ensure "$TEST_REDIS_PORT"
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:$TEST_PG_PORT/booktranslate}"
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:$TEST_REDIS_PORT/0}"
 export PATH="$PWD/.venv/bin:$PATH"
+# A fast hasher: tests create many accounts, and hashing strength is not what they check.
+export PASSWORD_HASHERS="${PASSWORD_HASHERS:-django.contrib.auth.hashers.MD5PasswordHasher}"
 
 echo ">> ruff"
 ruff check .

@@ -161,14 +161,17 @@ def preferences_update(
     return user
 
 
-def dev_user_ensure(*, email: str, password: str) -> User:
-    """The development account of `manage.py create_dev_user` (development deployments)."""
+def dev_user_ensure(*, email: str, password: str, staff: bool = False) -> User:
+    """The development account of `manage.py create_dev_user` (development deployments only).
+
+    Idempotent: an existing account gets the password (and staff flag) again.
+    """
     if not settings.DEVELOPMENT_DEPLOYMENT:
         raise ServiceError("Development users exist only on development deployments.", code="forbidden")
     user = User.objects.filter(email=email_normalize(email)).first()
     if user is None:
-        user = User.objects.create_user(email, password, display_name="Developer", email_verified=True)
-    else:
-        user.set_password(password)
-        user.save(update_fields=["password"])
+        user = User(email=email_normalize(email), display_name="Developer", email_verified=True)
+    user.set_password(password)
+    user.is_staff = user.is_superuser = staff or user.is_staff
+    user.save()
     return user

@@ -211,6 +211,9 @@ for _name in ["google", "apple", *env.list("OIDC_PROVIDERS", default=[])]:
     }
 OIDC_LEEWAY_SECONDS = env.int("OIDC_LEEWAY_SECONDS", default=60)
 OIDC_JWKS_CACHE_SECONDS = env.int("OIDC_JWKS_CACHE_SECONDS", default=3600)
+# A token whose key id is not in the cached key set forces one refetch (key rotation), at
+# most once per this many seconds per provider, so junk tokens cannot hammer the provider.
+OIDC_JWKS_REFRESH_COOLDOWN_SECONDS = env.float("OIDC_JWKS_REFRESH_COOLDOWN_SECONDS", default=30.0)
 OIDC_HTTP_TIMEOUT_SECONDS = env.float("OIDC_HTTP_TIMEOUT_SECONDS", default=5.0)
 
 AVATAR_MAX_BYTES = env.int("AVATAR_MAX_BYTES", default=5 * 1024 * 1024)

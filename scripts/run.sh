@@ -6,7 +6,7 @@ source scripts/lib.sh
 scripts/bootstrap.sh
 
 HOST="${HOST:-127.0.0.1}"
-PORT="${PORT:-8000}"
+WEB_PORT="${WEB_PORT:-8000}"
 REDIS_PORT="${REDIS_PORT:-6379}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}"
 export PATH="$PWD/.venv/bin:$PATH"
@@ -16,17 +16,17 @@ if [[ "$REDIS_URL" == "redis://127.0.0.1:$REDIS_PORT/"* ]] && ! redis_ping "$RED
   [ -n "$(redis_binary)" ] || apt_install redis-server
   processes=(redis "${processes[@]}")
 fi
-export REDIS_PORT HOST PORT
+export REDIS_PORT HOST WEB_PORT
 
 python manage.py migrate --no-input -v 0
 python manage.py collectstatic --no-input -v 0
 
 cat <<BANNER
 
-  Book translation service on http://$HOST:$PORT
-    API discovery   http://$HOST:$PORT/v1/meta
-    API docs        http://$HOST:$PORT/v1/docs   (OpenAPI: /v1/schema)
-    Admin           http://$HOST:$PORT/admin/     (python manage.py createsuperuser)
+  Book translation service on http://$HOST:$WEB_PORT
+    API discovery   http://$HOST:$WEB_PORT/v1/meta
+    API docs        http://$HOST:$WEB_PORT/v1/docs   (OpenAPI: /v1/schema)
+    Admin           http://$HOST:$WEB_PORT/admin/     (python manage.py createsuperuser)
     A first credential, with an API key and a JWT:
                     .venv/bin/python manage.py create_dev_user
   Ctrl-C stops everything.

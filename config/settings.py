@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
@@ -21,7 +22,10 @@ env = environ.Env()
 
 DEBUG = env.bool("DEBUG", default=True)
 # The development key only works while DEBUG is on; production must set SECRET_KEY.
-SECRET_KEY = env.str("SECRET_KEY", default="dev-insecure-key-change-me-0123456789abcdefghijklmnop")
+_DEV_SECRET_KEY = "dev-insecure-key-change-me-0123456789abcdefghijklmnop"
+SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET_KEY)
+if not DEBUG and SECRET_KEY == _DEV_SECRET_KEY:
+    raise ImproperlyConfigured("Set SECRET_KEY: the development key is refused when DEBUG is off.")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # The public address of the API (no trailing slash); used for links in responses.
@@ -270,6 +274,9 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": [],
     "JSON_UNDERSCOREIZE": {"no_underscore_before_number": True},
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # The client address used for rate limits: REMOTE_ADDR, or the address this many
+    # trusted proxies back in X-Forwarded-For.
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
 # Rate limits (DRF throttling on the Redis cache); "N/period" with period s, m, h or d.
 THROTTLE_RATES = {
@@ -279,9 +286,6 @@ THROTTLE_RATES = {
     "anonymous": env.str("THROTTLE_ANONYMOUS", default="60/min"),
     "password": env.str("THROTTLE_PASSWORD", default="10/min"),
 }
-# The client address used for rate limits: REMOTE_ADDR, or the first address of
-# X-Forwarded-For when the service sits behind this many trusted proxies.
-NUM_PROXIES = env.int("NUM_PROXIES", default=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Book Translation Service API",

@@ -86,7 +86,15 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
 }
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+# Under ASGI, Django's persistent connections must stay off (CONN_MAX_AGE=0); PostgreSQL
+# gets psycopg's connection pool instead, so a request does not pay for a new connection.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.bool("DATABASE_POOL", default=True):
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
+        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=20),
+        "timeout": env.float("DATABASE_POOL_TIMEOUT_SECONDS", default=10.0),
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the API and the worker share the embedded database.
     DATABASES["default"]["OPTIONS"] = {

@@ -1,0 +1,38 @@
+"""What every benchmark shares: the result line and a steady-state timer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    figure: float
+    baseline: float
+    unit: str
+
+    @property
+    def ratio(self) -> float:
+        return self.figure / self.baseline if self.baseline else float("nan")
+
+    def line(self) -> str:
+        return (
+            f"{self.name:<44} {self.figure:>10.1f} {self.unit:<3} {self.baseline:>10.1f} {self.unit:<3}"
+            f" {self.ratio:>8.3f}"
+        )
+
+
+def rate(operation: Callable[[], object], *, seconds: float = 2.0, warmup: int = 50) -> float:
+    """Operations per second of `operation`, after a warm-up, over about `seconds`."""
+    for _ in range(warmup):
+        operation()
+    count = 0
+    started = time.perf_counter()
+    deadline = started + seconds
+    while time.perf_counter() < deadline:
+        operation()
+        count += 1
+    return count / (time.perf_counter() - started)

@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from accounts.api_keys import SECRET_PREFIX, api_key_create, secret_hash, secret_is_well_formed
 from accounts.models import ApiKey
@@ -41,6 +42,12 @@ def test_creating_a_key_returns_the_secret_once_and_stores_only_its_hash(auth_cl
     assert secret not in stored
     assert secret[len(body["prefix"]) :] not in stored
     assert secret not in caplog.text
+
+    api_client = APIClient()
+    assert api_client.get("/v1/me", HTTP_X_API_KEY=secret).status_code == 200
+    assert api_client.get("/v1/me", HTTP_X_API_KEY=secret[:-2]).status_code == 401
+    assert secret not in caplog.text
+    assert secret[:-2] not in caplog.text
 
     listing = auth_client.get("/v1/api-keys").json()
     assert [item["id"] for item in listing] == [body["id"]]

@@ -135,6 +135,12 @@ class PreferencesUpdateInputSerializer(serializers.Serializer):
         return value
 
 
+class AvatarUploadInputSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="A PNG, JPEG or WebP image; stored as a square PNG of AVATAR_SIZE pixels without metadata."
+    )
+
+
 # --- API keys -------------------------------------------------------------------------
 
 

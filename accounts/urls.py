@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from accounts import api
+from accounts import api, api_avatar
 
 router = SimpleRouter(trailing_slash=False)
 router.register("api-keys", api.ApiKeyViewSet, basename="api-keys")
@@ -10,6 +10,8 @@ urlpatterns = [
     path("auth/register", api.RegisterView.as_view(), name="auth-register"),
     path("auth/login", api.LoginView.as_view(), name="auth-login"),
     path("me", api.MeView.as_view(), name="me"),
+    path("me/avatar/limits", api_avatar.AvatarLimitsView.as_view(), name="me-avatar-limits"),
+    path("me/avatar", api_avatar.AvatarView.as_view(), name="me-avatar"),
     path("me/password", api.PasswordView.as_view(), name="me-password"),
     path("me/preferences", api.PreferencesView.as_view(), name="me-preferences"),
     *router.urls,

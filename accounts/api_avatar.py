@@ -1,0 +1,107 @@
+"""HTTP endpoints of the account avatar: its limits, upload, download and removal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts import avatars
+from accounts.authentication import request_user
+from accounts.serializers import AvatarUploadInputSerializer, ProfileSerializer
+from core.openapi import problem_responses
+from core.serializers import UploadLimitsSerializer
+
+# Room for the multipart boundaries and part headers around the file itself.
+MULTIPART_OVERHEAD_BYTES = 64 * 1024
+
+
+class AcceptAnyNegotiation(DefaultContentNegotiation):
+    """Accept is not checked: the download answers with the image itself, and an error as
+    problem+json, so a client asking for image/png is not refused with 406 by the JSON renderer."""
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
+class AvatarLimitsView(APIView):
+    @extend_schema(
+        operation_id="avatar_limits",
+        tags=["account"],
+        responses={200: UploadLimitsSerializer, **problem_responses(401, 403)},
+        description="The file extensions and the size PUT /v1/me/avatar accepts.",
+    )
+    def get(self, request: Request) -> Response:
+        return Response(UploadLimitsSerializer(avatars.avatar_limits()).data)
+
+
+class AvatarView(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+    content_negotiation_class = AcceptAnyNegotiation
+
+    @extend_schema(
+        operation_id="avatar_upload",
+        tags=["account"],
+        request={"multipart/form-data": AvatarUploadInputSerializer},
+        responses={200: ProfileSerializer, **problem_responses(400, 401, 403, 413)},
+        description="Set or replace the avatar (multipart/form-data, the file in the part `file`). "
+        "The content decides the type, not the name: PNG, JPEG and WebP are accepted; anything else, "
+        "a damaged image or one with too many pixels is `avatar_invalid`; a file over the size limit "
+        "is `request_too_large`. The image is turned upright, cropped to a centred square, resized "
+        "and stored as a PNG without metadata.",
+    )
+    def put(self, request: Request) -> Response:
+        # Refuse an oversized body before it is parsed and spooled to disk.
+        avatars.avatar_size_check(size_bytes=_content_length(request) - MULTIPART_OVERHEAD_BYTES)
+        serializer = AvatarUploadInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = avatars.avatar_set(user=request_user(request), upload=serializer.validated_data["file"])
+        return Response(ProfileSerializer(user).data)
+
+    @extend_schema(
+        operation_id="avatar_download",
+        tags=["account"],
+        responses={
+            (200, avatars.AVATAR_CONTENT_TYPE): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="The avatar."
+            ),
+            **problem_responses(401, 403, 404),
+        },
+        description="The avatar as a PNG; `not_found` when the account has none.",
+    )
+    def get(self, request: Request) -> FileResponse:
+        response = FileResponse(
+            avatars.avatar_open(user=request_user(request)),
+            content_type=avatars.AVATAR_CONTENT_TYPE,
+            filename="avatar.png",
+        )
+        response["Cache-Control"] = "private, no-cache"
+        return response
+
+    @extend_schema(
+        operation_id="avatar_delete",
+        tags=["account"],
+        responses={204: OpenApiResponse(description="Removed, or there was none."), **problem_responses(401, 403)},
+    )
+    def delete(self, request: Request) -> Response:
+        avatars.avatar_clear(user=request_user(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _content_length(request: Request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0

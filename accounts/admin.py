@@ -15,8 +15,7 @@ class ApiKeyInline(admin.TabularInline):
     model = ApiKey
     extra = 0
     can_delete = False
-    fields = ["name", "prefix", "scopes", "created_at", "expires_at", "revoked_at", "last_used_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("name", "prefix", "scopes", "created_at", "expires_at", "revoked_at", "last_used_at")
     show_change_link = True
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
@@ -26,8 +25,7 @@ class ApiKeyInline(admin.TabularInline):
 class ExternalIdentityInline(admin.TabularInline):
     model = ExternalIdentity
     extra = 0
-    fields = ["provider", "subject", "email", "created_at", "last_sign_in_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("provider", "subject", "email", "created_at", "last_sign_in_at")
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from accounts import api, api_avatar
+from accounts import api, api_avatar, api_identity
 
 router = SimpleRouter(trailing_slash=False)
 router.register("api-keys", api.ApiKeyViewSet, basename="api-keys")
@@ -9,6 +9,7 @@ router.register("api-keys", api.ApiKeyViewSet, basename="api-keys")
 urlpatterns = [
     path("auth/register", api.RegisterView.as_view(), name="auth-register"),
     path("auth/login", api.LoginView.as_view(), name="auth-login"),
+    path("auth/oauth/<str:provider>", api_identity.OAuthSignInView.as_view(), name="auth-oauth"),
     path("me", api.MeView.as_view(), name="me"),
     path("me/avatar/limits", api_avatar.AvatarLimitsView.as_view(), name="me-avatar-limits"),
     path("me/avatar", api_avatar.AvatarView.as_view(), name="me-avatar"),

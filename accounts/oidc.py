@@ -275,8 +275,10 @@ def identity_sign_in(
     """The account for a verified ID token of this provider.
 
     - An identity signed in before: its account (the token need not carry an email).
-    - Otherwise, a provider-verified email of an existing account: that account, now
-      linked to the identity and marked email-verified.
+    - Otherwise, a provider-verified email of an existing account whose email is verified
+      too: that account, now linked to the identity. An existing account whose email was
+      never verified is not linked (EmailTaken): its password may belong to someone who
+      registered another person's address first.
     - Otherwise a new account without a password. An unverified email never links: if it
       belongs to another account the sign-in is refused (EmailTaken) and nothing is written.
 
@@ -325,10 +327,15 @@ def _identity_resolve(identity: VerifiedIdentity, *, display_name: str | None) -
                 "the address as verified, so the two cannot be linked. Sign in with that account's email "
                 "address and password instead."
             )
-        _ensure_active(user)
         if not user.email_verified:
-            user.email_verified = True
-            user.save(update_fields=["email_verified"])
+            # Whoever registered this address never proved they own it; linking would let a
+            # pre-registered password keep access to the real owner's account.
+            raise EmailTaken(
+                "An account with this email address already exists, but its address was never "
+                "verified, so it cannot be linked to this sign-in. Sign in with that account's "
+                "email address and password instead."
+            )
+        _ensure_active(user)
     else:
         user = User.objects.create_user(
             identity.email,

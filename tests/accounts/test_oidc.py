@@ -170,7 +170,7 @@ def jwks(rsa_key: SigningKey, ec_key: SigningKey) -> Iterator[JwksServer]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.url = f"http://127.0.0.1:{server.server_address[1]}/keys"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield state
     server.shutdown()
@@ -296,8 +296,8 @@ def test_a_new_identity_without_an_email_is_refused_and_nothing_is_created(sign_
     assert_nothing_created()
 
 
-def test_a_verified_email_links_the_identity_to_the_existing_password_account(sign_in, api_client, rsa_key):
-    existing = UserFactory(email="ada.reader@gmail.com", display_name="Ada (password)")
+def test_a_verified_email_links_the_identity_to_an_existing_verified_account(sign_in, api_client, rsa_key):
+    existing = UserFactory(email="ada.reader@gmail.com", display_name="Ada (password)", email_verified=True)
 
     response = sign_in("google", mint(rsa_key, google_claims()))
 
@@ -311,6 +311,19 @@ def test_a_verified_email_links_the_identity_to_the_existing_password_account(si
     assert ExternalIdentity.objects.get().user_id == existing.pk
     login = api_client.post("/v1/auth/login", {"email": existing.email, "password": DEFAULT_PASSWORD})
     assert login.status_code == 200
+
+
+def test_a_verified_email_never_links_to_an_account_whose_address_was_never_verified(sign_in, rsa_key):
+    squatter = UserFactory(email="ada.reader@gmail.com", email_verified=False)
+
+    response = sign_in("google", mint(rsa_key, google_claims()))
+
+    body = assert_problem(response, 409, "email_taken")
+    assert "never verified" in body["detail"]
+    assert list(User.objects.all()) == [squatter]
+    assert not ExternalIdentity.objects.exists()
+    squatter.refresh_from_db()
+    assert squatter.email_verified is False
 
 
 def test_an_unverified_email_of_an_existing_account_is_refused_and_nothing_is_linked(sign_in, rsa_key):
@@ -353,7 +366,7 @@ def test_a_disabled_linked_account_is_refused(sign_in, rsa_key):
 
 
 def test_a_disabled_account_is_not_linked_by_email(sign_in, rsa_key):
-    UserFactory(email="ada.reader@gmail.com", is_active=False)
+    UserFactory(email="ada.reader@gmail.com", is_active=False, email_verified=True)
 
     response = sign_in("google", mint(rsa_key, google_claims()))
 

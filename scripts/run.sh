@@ -17,6 +17,7 @@ if [[ "$REDIS_URL" == "redis://127.0.0.1:$REDIS_PORT/"* ]] && ! redis_ping "$RED
   processes=(redis "${processes[@]}")
 fi
 export REDIS_PORT HOST WEB_PORT
+export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://$HOST:$WEB_PORT}"
 
 python manage.py migrate --no-input -v 0
 python manage.py collectstatic --no-input -v 0

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "core",
     "accounts",
+    "projects",
 ]
 
 MIDDLEWARE = [
@@ -232,6 +233,33 @@ AVATAR_MAX_BYTES = env.int("AVATAR_MAX_BYTES", default=5 * 1024 * 1024)
 AVATAR_MAX_PIXELS = env.int("AVATAR_MAX_PIXELS", default=40_000_000)
 AVATAR_SIZE = env.int("AVATAR_SIZE", default=512)
 
+# --- Intake ---------------------------------------------------------------------------
+
+UPLOAD_EXTENSIONS = env.list(
+    "UPLOAD_EXTENSIONS", default=[".pdf", ".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".zip"]
+)
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=500 * 1024 * 1024)
+MAX_PAGES = env.int("MAX_PAGES", default=5000)
+# Per image (a page image, an image in a zip): Pillow's decompression-bomb guard.
+IMAGE_MAX_PIXELS = env.int("IMAGE_MAX_PIXELS", default=100_000_000)
+ZIP_MAX_ENTRIES = env.int("ZIP_MAX_ENTRIES", default=10_000)
+ZIP_MAX_UNCOMPRESSED_BYTES = env.int("ZIP_MAX_UNCOMPRESSED_BYTES", default=4 * 1024 * 1024 * 1024)
+ZIP_MAX_RATIO = env.int("ZIP_MAX_RATIO", default=200)
+PDF_TOOL_TIMEOUT_SECONDS = env.int("PDF_TOOL_TIMEOUT_SECONDS", default=120)
+WORDS_PER_PAGE_ESTIMATE = env.int("WORDS_PER_PAGE_ESTIMATE", default=250)
+RENDER_DPI = env.int("RENDER_DPI", default=150)
+THUMBNAIL_SIZE = env.int("THUMBNAIL_SIZE", default=320)
+NORMALIZE_CHUNK_PAGES = env.int("NORMALIZE_CHUNK_PAGES", default=8)
+NORMALIZE_THREADS = env.int("NORMALIZE_THREADS", default=2)
+# Books with at most this many pages normalize inside the HTTP call; larger ones on a worker.
+NORMALIZE_INLINE_MAX_PAGES = env.int("NORMALIZE_INLINE_MAX_PAGES", default=10)
+ANONYMOUS_UPLOAD_HOURS = env.int("ANONYMOUS_UPLOAD_HOURS", default=24)
+UPLOAD_UNADOPTED_HOURS = env.int("UPLOAD_UNADOPTED_HOURS", default=72)
+RETENTION_DRAFT_DAYS = env.int("RETENTION_DRAFT_DAYS", default=7)
+RETENTION_DAYS = env.int("RETENTION_DAYS", default=30)
+# Folders a staff member may name as a project's sourcePath (nothing outside them).
+SOURCE_PATH_ROOTS = env.list("SOURCE_PATH_ROOTS", default=[])
+
 # --- API ------------------------------------------------------------------------------
 
 API_VERSION = "1.0"
@@ -330,7 +358,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "projects-retention-purge": {"task": "projects.tasks.retention_purge", "schedule": 3600.0},
+    "uploads-expired-purge": {"task": "projects.tasks.uploads_expired_purge", "schedule": 900.0},
+}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Real-time hub ----------------------------------------------------------------------

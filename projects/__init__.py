@@ -1,1 +1,3 @@
-"""projects: filled in by its own issue (see DESIGN.md)."""
+"""Projects: uploads and anonymous estimates, projects (books) and their pages, normalize
+(a source file becomes ordered pages), retention; later the jobs, the batch ladder and the
+status view."""

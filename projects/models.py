@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class SourceKind(models.TextChoices):
+    PDF = "pdf", "PDF"
+    IMAGE = "image", "Single image"
+    ZIP = "zip", "Zip of images"
+    FOLDER = "folder", "Folder of images (server path)"
+
+
+class Upload(models.Model):
+    """A file received and checked, waiting to become a project's source.
+
+    An owner's upload is adopted by POST /v1/projects with its uploadKey; an anonymous one
+    (from an estimate) by a signed-in user with its anonymousUploadKey, within its window.
+    Unadopted uploads are deleted with their file when they expire.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    key = models.CharField(max_length=64, unique=True, help_text="the opaque key given to the client")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="uploads"
+    )
+    storage_key = models.CharField(max_length=512)
+    file_name = models.CharField(max_length=255, help_text="sanitized file name")
+    size_bytes = models.BigIntegerField()
+    kind = models.CharField(max_length=8, choices=SourceKind.choices)
+    page_count = models.PositiveIntegerField()
+    word_estimate = models.PositiveIntegerField(default=0)
+    has_text_layer = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    adopted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["expires_at"], condition=models.Q(adopted_at__isnull=True), name="upload_unadopted_expiry"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.file_name} ({self.key[:12]}…)"
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.owner_id is None
+
+
+class ProjectStatus(models.TextChoices):
+    CREATED = "Created"
+    CALIBRATING = "Calibrating"
+    PROCESSING = "Processing"
+    PAUSED_NEEDS_CREDIT = "PausedNeedsCredit"
+    PAUSED_NEEDS_CAPACITY = "PausedNeedsCapacity"
+    COMPLETE = "Complete"
+    COMPLETED_WITH_ERRORS = "CompletedWithErrors"
+    FAILED = "Failed"
+    CANCELLING = "Cancelling"
+    CANCELLED = "Cancelled"
+
+
+class NormalizeState(models.TextChoices):
+    NOT_STARTED = "not_started"
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Project(models.Model):
+    """A book: its source, its pages, its target language and where it stands."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="projects"
+    )
+    name = models.CharField(max_length=200)
+    status = models.CharField(max_length=24, choices=ProjectStatus.choices, default=ProjectStatus.CREATED)
+    target_language_code = models.CharField(max_length=8)
+    source_language_override = models.CharField(max_length=8, null=True, blank=True)
+    approval_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    status_changed_at = models.DateTimeField(default=timezone.now)
+
+    source_kind = models.CharField(max_length=8, choices=SourceKind.choices)
+    source_object_key = models.CharField(max_length=512, null=True, blank=True)
+    source_path = models.CharField(max_length=1024, blank=True)
+    source_file_name = models.CharField(max_length=255, blank=True)
+    source_size_bytes = models.BigIntegerField(null=True, blank=True)
+    source_page_count = models.PositiveIntegerField(default=0, help_text="pages found when the source was checked")
+
+    normalize_state = models.CharField(
+        max_length=12, choices=NormalizeState.choices, default=NormalizeState.NOT_STARTED
+    )
+    normalize_pages_done = models.PositiveIntegerField(default=0)
+    failure_code = models.CharField(max_length=64, blank=True)
+    failure_reason = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["owner", "-created_at"], name="project_owner_newest"),
+            models.Index(fields=["status", "created_at"], name="project_status_created"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(source_object_key__isnull=False) | ~models.Q(source_path=""),
+                name="project_has_a_source",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def retention_days(self) -> int:
+        """The retention window of the current status (a never-started draft's is shorter)."""
+        if self.status == ProjectStatus.CREATED:
+            return settings.RETENTION_DRAFT_DAYS
+        return settings.RETENTION_DAYS
+
+    @property
+    def expires_at(self) -> datetime:
+        return self.created_at + timedelta(days=self.retention_days)
+
+
+class PageStatus(models.TextChoices):
+    PENDING = "Pending"
+    IN_PROGRESS = "InProgress"
+    APPROVED = "Approved"
+    FAILED = "Failed"
+
+
+class Page(models.Model):
+    """One page of a book, in order: its image, its text layer if the PDF had one, and
+    later its translation."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="pages")
+    index = models.PositiveIntegerField(help_text="1-based position in the book")
+    source_name = models.CharField(max_length=255, help_text="the file (or PDF page) it came from")
+    image_key = models.CharField(max_length=512)
+    thumbnail_key = models.CharField(max_length=512)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    text_layer = models.TextField(blank=True)
+    has_text_layer = models.BooleanField(default=False)
+    word_count = models.PositiveIntegerField(default=0)
+    included = models.BooleanField(default=True)
+    source_language_override = models.CharField(max_length=8, null=True, blank=True)
+    status = models.CharField(max_length=12, choices=PageStatus.choices, default=PageStatus.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["project", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "index"], name="page_unique_index"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} page {self.index}"

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,22 +14,12 @@ from rest_framework.views import APIView
 from accounts import avatars
 from accounts.authentication import request_user
 from accounts.serializers import AvatarUploadInputSerializer, ProfileSerializer
+from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
 from core.serializers import UploadLimitsSerializer
 
 # Room for the multipart boundaries and part headers around the file itself.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
-
-
-class AcceptAnyNegotiation(DefaultContentNegotiation):
-    """Accept is not checked: the download answers with the image itself, and an error as
-    problem+json, so a client asking for image/png is not refused with 406 by the JSON renderer."""
-
-    def select_renderer(
-        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
-    ) -> tuple[BaseRenderer, str]:
-        renderer = next(iter(renderers))
-        return renderer, renderer.media_type
 
 
 class AvatarLimitsView(APIView):

@@ -290,6 +290,11 @@ TARGET_LANGUAGES = [
 # Problem types are {PROBLEM_TYPE_BASE}/{code}; each resolves to a page describing it.
 PROBLEM_TYPE_BASE = env.str("PROBLEM_TYPE_BASE", default=f"{PUBLIC_BASE_URL}/v1/problems").rstrip("/")
 PROJECTS_PAGE_SIZE_MAX = env.int("PROJECTS_PAGE_SIZE_MAX", default=200)
+# Idempotency-Key responses are kept this long; without a key, the same request within the
+# window is a double-submit. A claim older than the timeout is taken as abandoned.
+IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
+DOUBLE_SUBMIT_WINDOW_SECONDS = env.int("DOUBLE_SUBMIT_WINDOW_SECONDS", default=10)
+IDEMPOTENCY_IN_PROGRESS_TIMEOUT_SECONDS = env.int("IDEMPOTENCY_IN_PROGRESS_TIMEOUT_SECONDS", default=300)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -320,6 +325,7 @@ THROTTLE_RATES = {
     "register": env.str("THROTTLE_REGISTER", default="5/min"),
     "oauth": env.str("THROTTLE_OAUTH", default="20/min"),
     "anonymous": env.str("THROTTLE_ANONYMOUS", default="60/min"),
+    "estimate": env.str("THROTTLE_ESTIMATE", default="10/min"),
     "password": env.str("THROTTLE_PASSWORD", default="10/min"),
 }
 
@@ -361,6 +367,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "projects-retention-purge": {"task": "projects.tasks.retention_purge", "schedule": 3600.0},
     "uploads-expired-purge": {"task": "projects.tasks.uploads_expired_purge", "schedule": 900.0},
+    "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 

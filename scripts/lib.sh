@@ -16,6 +16,13 @@ apt_install() {
 
 redis_binary() { command -v redis-server || true; }
 
+# The programs the service runs (poppler renders and reads PDFs), installed where missing.
+system_tools_ensure() {
+  local missing=()
+  command -v pdftoppm >/dev/null || missing+=(poppler-utils)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+}
+
 # redis_ensure PORT: a Redis answering on 127.0.0.1:PORT, started in the background if none.
 redis_ensure() {
   local port="$1"

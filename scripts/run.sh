@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 scripts/bootstrap.sh
+system_tools_ensure
 
 HOST="${HOST:-127.0.0.1}"
 WEB_PORT="${WEB_PORT:-8000}"

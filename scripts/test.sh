@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 scripts/bootstrap.sh
+system_tools_ensure
 
 TEST_PG_PORT="${TEST_PG_PORT:-55432}"
 TEST_REDIS_PORT="${TEST_REDIS_PORT:-56379}"

@@ -1,0 +1,575 @@
+"""Whether a file is a book source we accept, decided from its content, never its name.
+
+`source_inspect` guarantees, whatever bytes it is given:
+- the type comes from the magic bytes and is confirmed by the real parser (poppler for a
+  PDF, Pillow limited to PNG, JPEG, WebP and TIFF, Python's zipfile); the name's
+  extension must be an accepted one and agree with the content;
+- every refusal is a `ServiceError` carrying one of the intake problem codes (a 4xx),
+  never a parser's own exception;
+- the work is bounded: poppler runs with PDF_TOOL_TIMEOUT_SECONDS and no shell; an image's
+  size is compared with IMAGE_MAX_PIXELS (and Pillow's decompression-bomb warning is an
+  error) before it is decoded; a zip's entry count, declared sizes and compression ratios
+  are checked before any entry is read, and each image entry is then read through a
+  reader capped at its declared size, so a lying header is caught, never extracted;
+- memory stays flat (pdftotext's output is counted as it streams, zip entries are spooled)
+  and no temporary file outlives the call.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import logging
+import os
+import re
+import shutil
+import stat
+import struct
+import subprocess
+import tempfile
+import threading
+import warnings
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from django.conf import settings
+from pdf2image import pdfinfo_from_path
+from pdf2image.exceptions import PDFPageCountError, PDFPopplerTimeoutError
+from PIL import Image
+
+from core.errors import ServiceError
+from core.uploads import extension_of
+from projects.models import SourceKind
+from projects.sources import SourceInspection
+
+logger = logging.getLogger(__name__)
+
+IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff"})
+_KIND_EXTENSIONS = {SourceKind.PDF: frozenset({".pdf"}), SourceKind.ZIP: frozenset({".zip"})}
+_KIND_NAMES = {SourceKind.PDF: "a PDF", SourceKind.IMAGE: "an image", SourceKind.ZIP: "a zip"}
+_PILLOW_FORMATS = ("PNG", "JPEG", "WEBP", "TIFF")
+# PDF readers accept the header anywhere in the first kilobyte (ISO 32000-1, annex H).
+_SNIFF_BYTES = 1024
+_TEXT_LAYER_MIN_WORDS = 20
+_READ_CHUNK_BYTES = 64 * 1024
+# Zip entries up to this size are checked in memory; larger ones spill to an unnamed file.
+_SPOOL_BYTES = 8 * 1024 * 1024
+# Small entries may compress very well (a blank scan); the ratio limit is for bigger ones.
+_RATIO_MIN_BYTES = 1024 * 1024
+# zipfile holds the whole central directory in memory: bound it before it is read.
+_DIRECTORY_BYTES_PER_ENTRY = 2048
+_LISTED_ENTRIES_MAX = 20
+_JUNK_NAMES = frozenset({".ds_store", "thumbs.db", "desktop.ini"})
+_JUNK_FOLDERS = frozenset({"__macosx"})
+_DRIVE_LETTER = re.compile(r"^[A-Za-z]:")
+_DIGITS = re.compile(r"([0-9]+)")
+# pdfinfo's complaint about a page tree without pages (it exits without a "Pages:" line).
+_NO_PAGES = re.compile(r"page count 0|last page \(0\)", re.IGNORECASE)
+_ZIP_END = struct.Struct("<4s4H2LH")
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_END = struct.Struct("<4sQ2H2L4Q")
+_ZIP_ENCRYPTED_FLAGS = 0x1 | 0x40  # traditional and strong encryption
+
+_Piece = str | tuple[int, str]
+NaturalKey = tuple[tuple[tuple[tuple[_Piece, ...], str], ...], str]
+
+
+def source_inspect(*, path: Path, file_name: str) -> SourceInspection:
+    """Check a local file (or, for a server-path source, a folder) and describe it.
+
+    Raises ServiceError with file_empty, file_type_unsupported, file_type_mismatch,
+    file_corrupt, pdf_encrypted, pdf_no_pages, too_many_pages, image_too_large,
+    zip_unsafe, zip_too_large, zip_entry_unsupported or zip_no_images.
+    """
+    if path.is_dir():
+        return _folder_inspect(path)
+    if not path.is_file():
+        raise ServiceError("The source is not a regular file.", code="file_type_unsupported")
+    with path.open("rb") as file:
+        head = file.read(_SNIFF_BYTES)
+    if not head:
+        raise ServiceError("The file is empty.", code="file_empty")
+    kind = _content_kind(head)
+    if kind is None:
+        raise ServiceError(
+            "The file is not a PDF, a PNG, JPEG, WebP or TIFF image, or a zip (judged by its content).",
+            code="file_type_unsupported",
+        )
+    _extension_check(file_name, kind)
+    if kind == SourceKind.PDF:
+        return _pdf_inspect(path)
+    if kind == SourceKind.IMAGE:
+        pages = _image_check(path, label="The image", decode=True)
+        return _pages_only(SourceKind.IMAGE, pages)
+    return _zip_inspect(path)
+
+
+def natural_key(name: str) -> NaturalKey:
+    """A sort key putting `page2` before `page10`.
+
+    A path compares folder by folder (so a folder's contents stay together), each part
+    case-insensitively with runs of digits compared by value; ties fall back to the plain
+    text, so the order is total.
+    """
+    parts = name.replace("\\", "/").split("/")
+    return tuple((_part_pieces(part), part) for part in parts), name
+
+
+def _part_pieces(part: str) -> tuple[_Piece, ...]:
+    # re.split with a group alternates text and digits, so equal positions hold equal types.
+    pieces = _DIGITS.split(part.casefold())
+    key: list[_Piece] = []
+    for position, piece in enumerate(pieces):
+        if position % 2:
+            # By length, then text: a value order with no int() (digit runs may be long).
+            significant = piece.lstrip("0")
+            key.append((len(significant), significant))
+        else:
+            key.append(piece)
+    return tuple(key)
+
+
+# --- Type ------------------------------------------------------------------------------------
+
+
+def _content_kind(head: bytes) -> SourceKind | None:
+    if head.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*")) or (
+        head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+    ):
+        return SourceKind.IMAGE
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return SourceKind.ZIP
+    if b"%PDF-" in head[:_SNIFF_BYTES]:
+        return SourceKind.PDF
+    return None
+
+
+def _extension_check(file_name: str, kind: SourceKind) -> None:
+    extension = extension_of(file_name)
+    accepted = {accepted.lower() for accepted in settings.UPLOAD_EXTENSIONS}
+    if extension not in accepted:
+        named = f"named {extension}" if extension else "without an extension"
+        raise ServiceError(
+            f"Files {named} are not accepted (accepted: {', '.join(sorted(accepted))}).",
+            code="file_type_unsupported",
+        )
+    if extension not in _KIND_EXTENSIONS.get(kind, IMAGE_EXTENSIONS):
+        raise ServiceError(
+            f"The name ends in {extension} but the content is {_KIND_NAMES[kind]}.", code="file_type_mismatch"
+        )
+
+
+def _pages_only(kind: SourceKind, pages: int, entries: tuple[str, ...] = ()) -> SourceInspection:
+    return SourceInspection(
+        kind=kind,
+        page_count=pages,
+        word_estimate=pages * settings.WORDS_PER_PAGE_ESTIMATE,
+        has_text_layer=False,
+        entries=entries,
+    )
+
+
+def _too_many_pages(pages: int) -> ServiceError:
+    return ServiceError(
+        f"The book has {pages} pages; at most {settings.MAX_PAGES} are allowed.",
+        code="too_many_pages",
+        max_pages=settings.MAX_PAGES,
+    )
+
+
+# --- PDF -------------------------------------------------------------------------------------
+
+
+def _pdf_inspect(path: Path) -> SourceInspection:
+    target = os.fspath(path.absolute())  # never a name poppler could take for an option
+    try:
+        info = pdfinfo_from_path(target, timeout=settings.PDF_TOOL_TIMEOUT_SECONDS)
+    except PDFPopplerTimeoutError:
+        raise _pdf_too_slow() from None
+    except PDFPageCountError as error:
+        message = str(error)
+        logger.info("pdfinfo refused a PDF: %s", message.strip()[:300])
+        if "password" in message.lower():
+            raise ServiceError("The PDF is password-protected.", code="pdf_encrypted") from None
+        if _NO_PAGES.search(message):
+            raise ServiceError("The PDF has no pages.", code="pdf_no_pages") from None
+        raise ServiceError("The PDF could not be read: it is damaged or truncated.", code="file_corrupt") from None
+    if str(info.get("Encrypted", "no")).strip().lower().startswith("yes"):
+        raise ServiceError("The PDF is encrypted; upload an unprotected copy.", code="pdf_encrypted")
+    pages = info.get("Pages")
+    if not isinstance(pages, int) or pages < 1:
+        raise ServiceError("The PDF has no pages.", code="pdf_no_pages")
+    if pages > settings.MAX_PAGES:
+        raise _too_many_pages(pages)
+    words = _pdf_words_count(target)
+    has_text_layer = words >= _TEXT_LAYER_MIN_WORDS
+    return SourceInspection(
+        kind=SourceKind.PDF,
+        page_count=pages,
+        word_estimate=words if has_text_layer else pages * settings.WORDS_PER_PAGE_ESTIMATE,
+        has_text_layer=has_text_layer,
+    )
+
+
+def _pdf_too_slow() -> ServiceError:
+    return ServiceError(
+        f"Reading the PDF took too long (over {settings.PDF_TOOL_TIMEOUT_SECONDS} s): it is damaged or too complex.",
+        code="file_corrupt",
+    )
+
+
+def _pdf_words_count(target: str) -> int:
+    """Words of the text layer, counted while pdftotext streams (never the whole text)."""
+    tool = shutil.which("pdftotext")
+    if tool is None:
+        raise RuntimeError("pdftotext (poppler-utils) is not installed")
+    process = subprocess.Popen(  # noqa: S603 - fixed tool, arguments are not a shell line
+        [tool, "-enc", "UTF-8", target, "-"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        process.kill()
+
+    timer = threading.Timer(settings.PDF_TOOL_TIMEOUT_SECONDS, stop)
+    timer.start()
+    try:
+        assert process.stdout is not None
+        words = _words_count(process.stdout)
+        returncode = process.wait()
+    finally:
+        timer.cancel()
+        timer.join()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+    if timed_out.is_set():
+        raise _pdf_too_slow()
+    if returncode != 0:
+        raise ServiceError("The PDF's text could not be read: it is damaged.", code="file_corrupt")
+    return words
+
+
+def _words_count(stream: IO[bytes]) -> int:
+    """Whitespace-separated tokens of a UTF-8 stream, read in fixed-size chunks."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    count, inside_word = 0, False
+    while True:
+        chunk = stream.read(_READ_CHUNK_BYTES)
+        text = decoder.decode(chunk, final=not chunk)
+        if text:
+            tokens = text.split()
+            count += len(tokens)
+            if inside_word and tokens and not text[0].isspace():
+                count -= 1  # the first token goes on with the last one of the previous chunk
+            inside_word = not text[-1].isspace()
+        if not chunk:
+            return count
+
+
+# --- Images ----------------------------------------------------------------------------------
+
+
+def _image_check(source: Path | IO[bytes], *, label: str, decode: bool) -> int:
+    """Open an image as one of the accepted formats and return its page count (frames).
+
+    decode=False opens and verifies it (header, size, checksums where the format has
+    them); decode=True also decodes every frame, which catches truncated data.
+    """
+    with _image_errors(label):
+        with Image.open(source, formats=_PILLOW_FORMATS) as probe:
+            _pixels_check(probe.size, label)
+            probe.verify()
+        if not decode:
+            return 1
+        if not isinstance(source, Path):
+            source.seek(0)
+        with Image.open(source, formats=_PILLOW_FORMATS) as image:
+            frames = getattr(image, "n_frames", 1)
+            if frames > settings.MAX_PAGES:
+                raise _too_many_pages(frames)
+            for frame in range(frames):
+                image.seek(frame)
+                _pixels_check(image.size, label)
+                if image.format == "JPEG":
+                    # Decoded at a reduced scale: the whole stream is still read.
+                    image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))
+                image.load()
+        return frames
+
+
+def _pixels_check(size: tuple[int, int], label: str) -> None:
+    width, height = size
+    if width < 1 or height < 1:
+        raise ServiceError(f"{label} has no pixels.", code="file_corrupt")
+    if width * height > settings.IMAGE_MAX_PIXELS:
+        raise ServiceError(
+            f"{label} is {width} x {height} pixels; at most {settings.IMAGE_MAX_PIXELS} pixels are allowed.",
+            code="image_too_large",
+        )
+
+
+@contextlib.contextmanager
+def _image_errors(label: str) -> Iterator[None]:
+    """Pillow's errors on untrusted bytes as problems; its bomb warning as a refusal."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            yield
+    except ServiceError:
+        raise
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError):
+        raise ServiceError(
+            f"{label} has more pixels than allowed (a decompression-bomb guard).", code="image_too_large"
+        ) from None
+    except Exception as error:
+        # As Django's ImageField does: whatever Pillow raises (UnidentifiedImageError,
+        # OSError for truncated data, SyntaxError, ValueError, struct.error, ...) means a
+        # file we cannot read.
+        logger.info("%s refused: %r", label, error)
+        raise ServiceError(f"{label} could not be read: it is damaged or truncated.", code="file_corrupt") from None
+
+
+# --- Zip -------------------------------------------------------------------------------------
+
+
+def _zip_inspect(path: Path) -> SourceInspection:
+    with path.open("rb") as file:
+        _zip_directory_check(file)
+        try:
+            archive = zipfile.ZipFile(file)
+        except Exception as error:  # zipfile's errors for bytes that are not a readable zip
+            logger.info("zip refused: %r", error)
+            raise ServiceError("The zip could not be read: it is damaged or truncated.", code="file_corrupt") from None
+        with archive:
+            infos = archive.infolist()
+            _zip_safety_check(infos)
+            _zip_size_check(infos)
+            images = _zip_images_select(infos)
+            _zip_images_check(archive, images)
+    return _pages_only(SourceKind.ZIP, len(images), tuple(info.filename for info in images))
+
+
+def _zip_directory_check(file: IO[bytes]) -> None:
+    """Refuse a central directory too big for ZIP_MAX_ENTRIES before zipfile loads it.
+
+    Reads the end record the way zipfile does (its last signature in the final 64 KiB).
+    """
+    file.seek(0, os.SEEK_END)
+    size = file.tell()
+    start = max(size - (1 << 16) - _ZIP_END.size, 0)
+    file.seek(start)
+    tail = file.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < _ZIP_END.size:
+        raise ServiceError("The zip could not be read: it has no directory.", code="file_corrupt")
+    entries, directory_bytes = _ZIP_END.unpack_from(tail, at)[4:6]
+    locator_at = start + at - _ZIP64_LOCATOR.size
+    if locator_at >= _ZIP64_END.size:
+        file.seek(locator_at)
+        locator = file.read(_ZIP64_LOCATOR.size)
+        if locator[:4] == b"PK\x06\x07":
+            file.seek(locator_at - _ZIP64_END.size)
+            record = file.read(_ZIP64_END.size)
+            if record[:4] == b"PK\x06\x06":
+                entries, directory_bytes = _ZIP64_END.unpack(record)[7:9]
+    limit = settings.ZIP_MAX_ENTRIES
+    if entries > limit or directory_bytes > limit * _DIRECTORY_BYTES_PER_ENTRY:
+        raise ServiceError(f"The zip has more than {limit} entries.", code="zip_too_large", max_entries=limit)
+    file.seek(0)
+
+
+def _zip_safety_check(infos: list[zipfile.ZipInfo]) -> None:
+    seen: set[str] = set()
+    for info in infos:
+        name = info.filename
+        if info.flag_bits & _ZIP_ENCRYPTED_FLAGS:
+            raise ServiceError(f"The zip entry {name!r} is encrypted.", code="zip_unsafe")
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise ServiceError(f"The zip entry {name!r} is a link.", code="zip_unsafe")
+        key = "/".join(_zip_path_parts(name))
+        if key in seen:
+            raise ServiceError(f"The zip holds {name!r} twice.", code="zip_unsafe")
+        seen.add(key)
+
+
+def _zip_path_parts(name: str) -> list[str]:
+    """The entry's folders and name, backslashes read as separators; unsafe ones refused."""
+    unified = name.replace("\\", "/")
+    if unified.startswith("/") or _DRIVE_LETTER.match(unified):
+        raise ServiceError(f"The zip entry {name!r} has an absolute path.", code="zip_unsafe")
+    parts = [part for part in unified.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise ServiceError(f"The zip entry {name!r} points outside the zip's folder.", code="zip_unsafe")
+    return parts
+
+
+def _zip_size_check(infos: list[zipfile.ZipInfo]) -> None:
+    if len(infos) > settings.ZIP_MAX_ENTRIES:
+        raise ServiceError(
+            f"The zip has {len(infos)} entries; at most {settings.ZIP_MAX_ENTRIES} are allowed.",
+            code="zip_too_large",
+            max_entries=settings.ZIP_MAX_ENTRIES,
+        )
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if total > settings.ZIP_MAX_UNCOMPRESSED_BYTES:
+            raise ServiceError(
+                f"The zip unpacks to more than {settings.ZIP_MAX_UNCOMPRESSED_BYTES} bytes.",
+                code="zip_too_large",
+                max_uncompressed_bytes=settings.ZIP_MAX_UNCOMPRESSED_BYTES,
+            )
+        if info.file_size > _RATIO_MIN_BYTES and info.file_size > settings.ZIP_MAX_RATIO * info.compress_size:
+            raise ServiceError(
+                f"The zip entry {info.filename!r} compresses more than {settings.ZIP_MAX_RATIO} to 1.",
+                code="zip_too_large",
+                max_ratio=settings.ZIP_MAX_RATIO,
+            )
+
+
+def _is_junk(parts: list[str]) -> bool:
+    """Files the OS leaves behind (and hidden ones): ignored, never pages."""
+    return (
+        parts[-1].casefold() in _JUNK_NAMES
+        or any(part.casefold() in _JUNK_FOLDERS for part in parts)
+        or any(part.startswith(".") for part in parts)
+    )
+
+
+def _zip_images_select(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
+    """The image entries in page order; other files refused, folders and junk skipped."""
+    images: list[zipfile.ZipInfo] = []
+    unsupported: list[str] = []
+    for info in infos:
+        parts = _zip_path_parts(info.filename)
+        if not parts or info.filename.replace("\\", "/").endswith("/") or _is_junk(parts):
+            continue
+        if extension_of(parts[-1]) in IMAGE_EXTENSIONS:
+            images.append(info)
+        else:
+            unsupported.append(info.filename)
+    _unsupported_check(unsupported, where="zip")
+    _pages_check(len(images), where="zip")
+    return sorted(images, key=lambda info: natural_key(info.filename))
+
+
+def _unsupported_check(names: list[str], *, where: str) -> None:
+    if not names:
+        return
+    listed = sorted(names, key=natural_key)[:_LISTED_ENTRIES_MAX]
+    raise ServiceError(
+        f"The {where} holds {len(names)} file(s) that are not PNG, JPEG, WebP or TIFF images: {', '.join(listed[:3])}"
+        + ("..." if len(names) > 3 else "."),
+        code="zip_entry_unsupported",
+        entries=listed,
+    )
+
+
+def _pages_check(images: int, *, where: str) -> None:
+    if images == 0:
+        raise ServiceError(f"The {where} holds no images.", code="zip_no_images")
+    if images > settings.MAX_PAGES:
+        raise _too_many_pages(images)
+
+
+def _zip_images_check(archive: zipfile.ZipFile, images: list[zipfile.ZipInfo]) -> None:
+    """Read every image entry (capped) and check it opens as an image of its kind."""
+    budget = settings.ZIP_MAX_UNCOMPRESSED_BYTES
+    unsupported: list[str] = []
+    for info in images:
+        with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as spool:
+            budget -= _zip_entry_copy(archive, info, spool, limit=min(info.file_size, budget))
+            spool.seek(0)
+            if _content_kind(spool.read(_SNIFF_BYTES)) != SourceKind.IMAGE:
+                unsupported.append(info.filename)
+                continue
+            spool.seek(0)
+            _image_check(spool, label=f"The image {info.filename!r} in the zip", decode=False)
+    _unsupported_check(unsupported, where="zip")
+
+
+def _zip_entry_copy(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: IO[bytes], *, limit: int) -> int:
+    """Copy an entry's bytes, refusing more than `limit` and any mismatch with its header."""
+    name = info.filename
+    copied = 0
+    with _zip_read_errors(name):
+        stream = archive.open(info)
+    with stream:
+        while True:
+            with _zip_read_errors(name):
+                chunk = stream.read(_READ_CHUNK_BYTES)
+            if not chunk:
+                break
+            copied += len(chunk)
+            if copied > limit:
+                raise ServiceError(
+                    f"The zip entry {name!r} unpacks to more bytes than its header declares or the limits allow.",
+                    code="zip_too_large",
+                )
+            target.write(chunk)
+    if copied != info.file_size:
+        raise ServiceError(f"The zip entry {name!r} is shorter than its header declares.", code="file_corrupt")
+    return copied
+
+
+@contextlib.contextmanager
+def _zip_read_errors(name: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as error:  # BadZipFile (bad CRC, header mismatch), zlib.error, EOFError, ...
+        logger.info("zip entry %r refused: %r", name, error)
+        raise ServiceError(
+            f"The zip entry {name!r} could not be read or does not match its header: the zip is damaged.",
+            code="file_corrupt",
+        ) from None
+
+
+# --- Folder (server path) --------------------------------------------------------------------
+
+
+def _folder_inspect(path: Path) -> SourceInspection:
+    """The images directly in a folder, in natural order; the same checks as a zip's."""
+    images: list[str] = []
+    unsupported: list[str] = []
+    seen = 0
+    with os.scandir(path) as listing:
+        for entry in listing:
+            seen += 1
+            if seen > settings.ZIP_MAX_ENTRIES:
+                raise ServiceError(
+                    f"The folder has more than {settings.ZIP_MAX_ENTRIES} entries.",
+                    code="zip_too_large",
+                    max_entries=settings.ZIP_MAX_ENTRIES,
+                )
+            if _is_junk([entry.name]):
+                continue
+            if entry.is_symlink():
+                raise ServiceError(
+                    f"The folder holds a link ({entry.name!r}); links are not followed.", code="zip_unsafe"
+                )
+            if entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.is_file(follow_symlinks=False) and extension_of(entry.name) in IMAGE_EXTENSIONS:
+                images.append(entry.name)
+            else:
+                unsupported.append(entry.name)
+    _unsupported_check(unsupported, where="folder")
+    _pages_check(len(images), where="folder")
+    images.sort(key=natural_key)
+    for name in images:
+        with (path / name).open("rb") as file:
+            if _content_kind(file.read(_SNIFF_BYTES)) != SourceKind.IMAGE:
+                unsupported.append(name)
+                continue
+        _image_check(path / name, label=f"The image {name!r} in the folder", decode=False)
+    _unsupported_check(unsupported, where="folder")
+    return _pages_only(SourceKind.FOLDER, len(images), tuple(images))

@@ -348,7 +348,12 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
         "drf_spectacular.hooks.postprocess_schema_enums",
     ],
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        "ProjectStatusEnum": "projects.models.ProjectStatus",
+        "PageStatusEnum": "projects.models.PageStatus",
+        "SourceKindEnum": "projects.models.SourceKind",
+        "LanguageCodeEnum": TARGET_LANGUAGES,
+    },
 }
 
 # --- Background work ------------------------------------------------------------------

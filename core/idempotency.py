@@ -60,10 +60,14 @@ problems.register(
 Handler = TypeVar("Handler", bound=Callable[..., Response])
 
 
+def fingerprint_of(*, method: str, path: str, data: Any) -> str:
+    """SHA-256 of the method, the path and the parsed body (key order does not matter)."""
+    body = json.dumps(data, sort_keys=True, cls=JSONEncoder, default=str)
+    return hashlib.sha256(f"{method}\n{path}\n{body}".encode()).hexdigest()
+
+
 def request_fingerprint(request: Request) -> str:
-    """SHA-256 of the method, the path and the body as parsed (key order does not matter)."""
-    body = json.dumps(request.data, sort_keys=True, cls=JSONEncoder, default=str)
-    return hashlib.sha256(f"{request.method}\n{request.path}\n{body}".encode()).hexdigest()
+    return fingerprint_of(method=request.method or "", path=request.path, data=request.data)
 
 
 def _client_key(request: Request) -> str | None:

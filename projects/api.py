@@ -1,0 +1,282 @@
+"""HTTP endpoints of intake: uploads, the anonymous estimate, projects and pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.core.files.uploadhandler import TemporaryFileUploadHandler
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import request_user
+from core.idempotency import idempotent
+from core.negotiation import AcceptAnyNegotiation
+from core.openapi import problem_responses
+from core.serializers import UploadLimitsSerializer
+from core.throttling import ClientAddressRateThrottle
+from projects import selectors, services, uploads
+from projects.normalize import project_normalize
+from projects.serializers import (
+    AnonymousEstimateSerializer,
+    PageImageQuerySerializer,
+    PageSelectionInputSerializer,
+    PageSelectionResultSerializer,
+    PageSerializer,
+    PageUpdateInputSerializer,
+    ProjectCreateInputSerializer,
+    ProjectListQuerySerializer,
+    ProjectSerializer,
+    ProjectSummarySerializer,
+    ProjectUpdateInputSerializer,
+    UploadInputSerializer,
+    UploadResultSerializer,
+)
+
+UPLOAD_DESCRIPTION = (
+    "multipart/form-data with the file in the part `file`. The content is checked (magic bytes, "
+    "then the real parser), whatever the name or Content-Type says; see GET /v1/uploads/limits."
+)
+
+
+def validated(serializer_class: type, data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def received_file(request: Request) -> Any:
+    """The multipart `file`, spooled to a temporary file and cut off past the size limit."""
+    request._request.upload_handlers = [
+        uploads.SizeLimitedUploadHandler(max_bytes=settings.UPLOAD_MAX_BYTES),
+        TemporaryFileUploadHandler(request._request),
+    ]
+    return validated(UploadInputSerializer, request.data)["file"]
+
+
+class UploadLimitsView(APIView):
+    @extend_schema(operation_id="uploads_limits", tags=["uploads"], responses={200: UploadLimitsSerializer})
+    def get(self, request: Request) -> Response:
+        return Response(UploadLimitsSerializer(uploads.upload_limits()).data)
+
+
+class UploadView(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        operation_id="uploads_create",
+        tags=["uploads"],
+        request={"multipart/form-data": UploadInputSerializer},
+        responses={200: UploadResultSerializer, **problem_responses(413)},
+        description=UPLOAD_DESCRIPTION,
+    )
+    def post(self, request: Request) -> Response:
+        record, raw_key = uploads.upload_receive(owner=request_user(request), upload=received_file(request))
+        body = {**UploadResultSerializer.from_upload(record), "upload_key": raw_key}
+        return Response(UploadResultSerializer(body).data)
+
+
+class AnonymousEstimateView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+    parser_classes = [MultiPartParser, FormParser]
+    throttle_classes = [ClientAddressRateThrottle]
+    throttle_scope = "estimate"
+
+    @extend_schema(
+        operation_id="anonymous_estimate",
+        tags=["uploads"],
+        auth=[],
+        request={"multipart/form-data": UploadInputSerializer},
+        responses={200: AnonymousEstimateSerializer, **problem_responses(413)},
+        description=UPLOAD_DESCRIPTION + " No OCR and no charge. The file is kept for "
+        "ANONYMOUS_UPLOAD_HOURS (24 h) so that a signed-in user can adopt it with anonymousUploadKey.",
+    )
+    def post(self, request: Request) -> Response:
+        record, raw_key = uploads.upload_receive(owner=None, upload=received_file(request))
+        body = {
+            **UploadResultSerializer.from_upload(record),
+            "has_text_layer": record.has_text_layer,
+            "anonymous_upload_key": raw_key,
+        }
+        return Response(AnonymousEstimateSerializer(body).data)
+
+
+class ProjectPagination(PageNumberPagination):
+    """?page=N&pageSize=M; the default page size is the account's preference."""
+
+    page_size_query_param = "pageSize"
+
+    def get_page_size(self, request: Request) -> int:
+        self.max_page_size = settings.PROJECTS_PAGE_SIZE_MAX
+        return super().get_page_size(request) or request_user(request).projects_page_size
+
+
+class PagePagination(PageNumberPagination):
+    page_size = 200
+    page_size_query_param = "pageSize"
+    max_page_size = 1000
+
+
+class ProjectListView(APIView):
+    @extend_schema(
+        operation_id="projects_list",
+        tags=["projects"],
+        parameters=[ProjectListQuerySerializer, OpenApiParameter("page", int), OpenApiParameter("pageSize", int)],
+        responses={200: ProjectSummarySerializer(many=True)},
+        description="The caller's projects, newest first, paginated (default page size: the account's "
+        "projectsPageSize preference), optionally of one status.",
+    )
+    def get(self, request: Request) -> Response:
+        query = validated(ProjectListQuerySerializer, request.query_params)
+        projects = selectors.project_list_for_owner(owner=request_user(request), status=query.get("status"))
+        paginator = ProjectPagination()
+        page = paginator.paginate_queryset(projects, request, view=self)
+        return paginator.get_paginated_response(ProjectSummarySerializer(page, many=True).data)
+
+    @extend_schema(
+        operation_id="projects_create",
+        tags=["projects"],
+        request=ProjectCreateInputSerializer,
+        responses={201: ProjectSerializer, **problem_responses(403, 409)},
+        description="Exactly one source: uploadKey (POST /v1/uploads), anonymousUploadKey (an anonymous "
+        "estimate, adopted without re-uploading) or sourcePath (staff, inside the configured folders). "
+        "Idempotent: see Idempotency-Key in docs/api.md.",
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        data = validated(ProjectCreateInputSerializer, request.data)
+        project = services.project_create(owner=request_user(request), **data)
+        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailView(APIView):
+    def project(self, request: Request, project_id: str) -> Any:
+        return selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+
+    @extend_schema(operation_id="projects_read", tags=["projects"], responses={200: ProjectSerializer})
+    def get(self, request: Request, project_id: str) -> Response:
+        project = selectors.project_with_pages(project=self.project(request, project_id))
+        return Response(ProjectSerializer(project).data)
+
+    @extend_schema(
+        operation_id="projects_update",
+        tags=["projects"],
+        request=ProjectUpdateInputSerializer,
+        responses={200: ProjectSerializer, **problem_responses(409)},
+        description="Rename, set the project-wide source language override (null clears it), or change the "
+        "target language (only before translation starts).",
+    )
+    def patch(self, request: Request, project_id: str) -> Response:
+        data = validated(ProjectUpdateInputSerializer, request.data)
+        clear = "source_language_override" in data and data["source_language_override"] is None
+        project = services.project_update(
+            project=self.project(request, project_id), clear_source_language_override=clear, **data
+        )
+        return Response(ProjectSerializer(selectors.project_with_pages(project=project)).data)
+
+    @extend_schema(
+        operation_id="projects_delete",
+        tags=["projects"],
+        responses={204: OpenApiResponse(description="Deleted, with its pages and files.")},
+    )
+    def delete(self, request: Request, project_id: str) -> Response:
+        services.project_delete(project=self.project(request, project_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProjectNormalizeView(APIView):
+    @extend_schema(
+        operation_id="projects_normalize",
+        tags=["projects"],
+        request=None,
+        responses={200: ProjectSerializer, **problem_responses(409)},
+        description="Turn the source into ordered pages. Small books (up to NORMALIZE_INLINE_MAX_PAGES) "
+        "are done when this returns (status Calibrating); larger ones are queued on a worker and the "
+        "project reports progress in `normalization` until it moves to Calibrating (or Failed, with "
+        "`failure`). Calling it again is harmless.",
+    )
+    def post(self, request: Request, project_id: str) -> Response:
+        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        project = project_normalize(project=project)
+        return Response(ProjectSerializer(selectors.project_with_pages(project=project)).data)
+
+
+class PageListView(APIView):
+    @extend_schema(
+        operation_id="pages_list",
+        tags=["pages"],
+        parameters=[OpenApiParameter("page", int), OpenApiParameter("pageSize", int)],
+        responses={200: PageSerializer(many=True)},
+        description="The project's pages in order, paginated.",
+    )
+    def get(self, request: Request, project_id: str) -> Response:
+        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        paginator = PagePagination()
+        page = paginator.paginate_queryset(selectors.page_list(project=project), request, view=self)
+        return paginator.get_paginated_response(PageSerializer(page, many=True).data)
+
+
+class PageSelectionView(APIView):
+    @extend_schema(
+        operation_id="pages_select",
+        tags=["pages"],
+        request=PageSelectionInputSerializer,
+        responses={200: PageSelectionResultSerializer},
+        description="Include pages in the translation, or leave them out, by id or by page number.",
+    )
+    def post(self, request: Request, project_id: str) -> Response:
+        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        updated = services.pages_select(project=project, **validated(PageSelectionInputSerializer, request.data))
+        return Response(PageSelectionResultSerializer({"updated": updated}).data)
+
+
+class PageDetailView(APIView):
+    @extend_schema(
+        operation_id="pages_update",
+        tags=["pages"],
+        request=PageUpdateInputSerializer,
+        responses={200: PageSerializer},
+        description="Include or leave out one page, or set its source language override (null clears it).",
+    )
+    def patch(self, request: Request, project_id: str, page_id: str) -> Response:
+        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        data = validated(PageUpdateInputSerializer, request.data)
+        clear = "source_language_override" in data and data["source_language_override"] is None
+        page = services.page_update(
+            page=selectors.page_get(project=project, page_id=page_id), clear_source_language_override=clear, **data
+        )
+        return Response(PageSerializer(page).data)
+
+
+class PageImageView(APIView):
+    content_negotiation_class = AcceptAnyNegotiation
+
+    @extend_schema(
+        operation_id="pages_image",
+        tags=["pages"],
+        parameters=[PageImageQuerySerializer],
+        responses={(200, "image/png"): OpenApiResponse(response=OpenApiTypes.BINARY, description="The page image.")},
+        description="The page as rendered (variant=full) or its thumbnail (variant=thumbnail), as PNG.",
+    )
+    def get(self, request: Request, project_id: str, page_id: str) -> FileResponse:
+        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        page = selectors.page_get(project=project, page_id=page_id)
+        variant = validated(PageImageQuerySerializer, request.query_params)["variant"]
+        key = page.thumbnail_key if variant == "thumbnail" else page.image_key
+        response = FileResponse(
+            default_storage.open(key, "rb"),
+            content_type="image/png",
+            filename=f"page-{page.index}{'-thumbnail' if variant == 'thumbnail' else ''}.png",
+        )
+        response["Cache-Control"] = "private, max-age=3600"
+        return response

@@ -1,0 +1,65 @@
+"""Owner-scoped reads of projects and pages."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Q, QuerySet
+
+from accounts.models import User
+from core.errors import NotFound
+from projects.models import Page, PageStatus, Project
+
+
+def project_list_for_owner(*, owner: User, status: str | None = None) -> QuerySet[Project]:
+    """The owner's projects, newest first, optionally of one status."""
+    projects = Project.objects.filter(owner=owner).order_by("-created_at", "-pk")
+    if status:
+        projects = projects.filter(status=status)
+    return projects
+
+
+def project_get_for_owner(*, owner: User, project_id: uuid.UUID | str, for_update: bool = False) -> Project:
+    """The owner's project; someone else's is NotFound, exactly like a missing one."""
+    projects = Project.objects.select_for_update() if for_update else Project.objects.all()
+    try:
+        return projects.get(owner=owner, pk=project_id)
+    except (Project.DoesNotExist, ValueError, ValidationError):
+        raise NotFound("No such project.") from None
+
+
+def project_with_pages(*, project: Project) -> Project:
+    """The project with its pages loaded in order (one query for all pages)."""
+    pages = list(project.pages.order_by("index"))
+    project.pages_loaded = pages  # type: ignore[attr-defined]
+    return project
+
+
+def page_list(*, project: Project, included: bool | None = None, status: str | None = None) -> QuerySet[Page]:
+    pages = project.pages.order_by("index")
+    if included is not None:
+        pages = pages.filter(included=included)
+    if status:
+        pages = pages.filter(status=status)
+    return pages
+
+
+def page_get(*, project: Project, page_id: uuid.UUID | str) -> Page:
+    try:
+        return project.pages.get(pk=page_id)
+    except (Page.DoesNotExist, ValueError, ValidationError):
+        raise NotFound("No such page.") from None
+
+
+def current_batch_page_ids(*, project: Project) -> list[uuid.UUID]:
+    """The pages of the batch now in flight (empty when none)."""
+    return list(project.pages.filter(status=PageStatus.IN_PROGRESS).order_by("index").values_list("pk", flat=True))
+
+
+def page_counts(*, project: Project) -> dict[str, int]:
+    return project.pages.aggregate(
+        total=Count("pk"),
+        included=Count("pk", filter=Q(included=True)),
+        approved=Count("pk", filter=Q(included=True, status=PageStatus.APPROVED)),
+    )

@@ -1,0 +1,236 @@
+"""Input and output shapes of the intake endpoints (snake_case here, camelCase on the wire)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from core.serializers import Int64Field
+from projects.models import Page, PageStatus, Project, ProjectStatus, SourceKind, Upload
+
+LANGUAGE_CHOICES = settings.TARGET_LANGUAGES
+
+
+# --- Uploads --------------------------------------------------------------------------
+
+
+class UploadInputSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="The book: a PDF, an image, or a zip of images.")
+
+
+class UploadResultSerializer(serializers.Serializer):
+    upload_key = serializers.CharField(help_text="Give it to POST /v1/projects as uploadKey.")
+    file_name = serializers.CharField(help_text="The sanitized file name.")
+    size_bytes = Int64Field()
+    kind = serializers.ChoiceField(choices=SourceKind.choices)
+    page_count = serializers.IntegerField()
+    word_estimate = serializers.IntegerField()
+    expires_utc = serializers.DateTimeField(help_text="Unadopted uploads are deleted after this.")
+
+    @staticmethod
+    def from_upload(upload: Upload) -> dict[str, Any]:
+        """The fields every upload answer shares (the key is added by the caller: it is not stored)."""
+        return {
+            "file_name": upload.file_name,
+            "size_bytes": upload.size_bytes,
+            "kind": upload.kind,
+            "page_count": upload.page_count,
+            "word_estimate": upload.word_estimate,
+            "expires_utc": upload.expires_at,
+        }
+
+
+class AnonymousEstimateSerializer(serializers.Serializer):
+    page_count = serializers.IntegerField(help_text="Pages the book will have.")
+    word_estimate = serializers.IntegerField(
+        help_text="Words of the PDF text layer where there is one, else pages x a words-per-page estimate."
+    )
+    has_text_layer = serializers.BooleanField()
+    anonymous_upload_key = serializers.CharField(
+        help_text="Give it to POST /v1/projects as anonymousUploadKey (once signed in) before expiresUtc."
+    )
+    expires_utc = serializers.DateTimeField()
+    file_name = serializers.CharField()
+    size_bytes = Int64Field()
+    kind = serializers.ChoiceField(choices=SourceKind.choices)
+
+
+# --- Projects and pages ---------------------------------------------------------------
+
+
+class ProjectCreateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, help_text="Default: the source file's name."
+    )
+    upload_key = serializers.CharField(max_length=200, required=False, allow_null=True)
+    anonymous_upload_key = serializers.CharField(max_length=200, required=False, allow_null=True)
+    source_path = serializers.CharField(
+        max_length=1024, required=False, allow_null=True, help_text="Staff only, inside SOURCE_PATH_ROOTS."
+    )
+    target_language_code = serializers.ChoiceField(choices=LANGUAGE_CHOICES, required=False, allow_null=True)
+    source_language_override = serializers.ChoiceField(choices=LANGUAGE_CHOICES, required=False, allow_null=True)
+    source_size_bytes = Int64Field(min_value=0, required=False, allow_null=True)
+
+
+class ProjectUpdateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    target_language_code = serializers.ChoiceField(choices=LANGUAGE_CHOICES, required=False)
+    source_language_override = serializers.ChoiceField(
+        choices=LANGUAGE_CHOICES, required=False, allow_null=True, help_text="null clears it (auto-detect)."
+    )
+
+    def validate_name(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("The name cannot be blank.")
+        return value
+
+
+class PageSerializer(serializers.ModelSerializer):
+    image_url = serializers.SerializerMethodField()
+    thumbnail_url = serializers.SerializerMethodField()
+    status = serializers.ChoiceField(choices=PageStatus.choices)
+
+    class Meta:
+        model = Page
+        fields = [
+            "id",
+            "index",
+            "status",
+            "included",
+            "source_language_override",
+            "source_name",
+            "width",
+            "height",
+            "has_text_layer",
+            "word_count",
+            "attempts",
+            "image_url",
+            "thumbnail_url",
+        ]
+
+    def _url(self, page: Page, variant: str) -> str:
+        path = reverse("page-image", kwargs={"project_id": page.project_id, "page_id": page.pk})
+        return f"{path}?variant={variant}"
+
+    def get_image_url(self, page: Page) -> str:
+        return self._url(page, "full")
+
+    def get_thumbnail_url(self, page: Page) -> str:
+        return self._url(page, "thumbnail")
+
+
+class NormalizationSerializer(serializers.Serializer):
+    state = serializers.CharField(source="normalize_state")
+    pages_done = serializers.IntegerField(source="normalize_pages_done")
+    pages_total = serializers.IntegerField(source="source_page_count")
+
+
+class FailureSerializer(serializers.Serializer):
+    code = serializers.CharField(source="failure_code")
+    reason = serializers.CharField(source="failure_reason")
+
+
+class ProjectSummarySerializer(serializers.ModelSerializer):
+    """A project without its pages (the list view)."""
+
+    owner_id = serializers.UUIDField(allow_null=True)
+    status = serializers.ChoiceField(choices=ProjectStatus.choices)
+    created_at_utc = serializers.DateTimeField(source="created_at")
+    expires_at_utc = serializers.DateTimeField(source="expires_at", read_only=True)
+    retention_days = serializers.IntegerField(read_only=True, help_text="The retention window of the current status.")
+    source_size_bytes = Int64Field(allow_null=True)
+    page_count = serializers.IntegerField(source="source_page_count")
+    normalization = serializers.SerializerMethodField()
+    failure = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = [
+            "id",
+            "name",
+            "owner_id",
+            "status",
+            "target_language_code",
+            "approval_count",
+            "created_at_utc",
+            "expires_at_utc",
+            "retention_days",
+            "source_language_override",
+            "source_object_key",
+            "source_path",
+            "source_file_name",
+            "source_kind",
+            "source_size_bytes",
+            "page_count",
+            "normalization",
+            "failure",
+        ]
+
+    @extend_schema_field(NormalizationSerializer)
+    def get_normalization(self, project: Project) -> dict[str, Any]:
+        return NormalizationSerializer(project).data
+
+    @extend_schema_field(FailureSerializer(allow_null=True))
+    def get_failure(self, project: Project) -> dict[str, Any] | None:
+        return FailureSerializer(project).data if project.failure_code else None
+
+
+class ProjectSerializer(ProjectSummarySerializer):
+    """The Project of the contract: the summary plus its pages and the batch in flight."""
+
+    pages = serializers.SerializerMethodField()
+    current_batch_page_ids = serializers.SerializerMethodField()
+
+    class Meta(ProjectSummarySerializer.Meta):
+        fields = [*ProjectSummarySerializer.Meta.fields, "pages", "current_batch_page_ids"]
+
+    def _pages(self, project: Project) -> list[Page]:
+        loaded = getattr(project, "pages_loaded", None)
+        return loaded if loaded is not None else list(project.pages.order_by("index"))
+
+    @extend_schema_field(PageSerializer(many=True))
+    def get_pages(self, project: Project) -> Any:
+        return PageSerializer(self._pages(project), many=True).data
+
+    @extend_schema_field(serializers.ListField(child=serializers.UUIDField()))
+    def get_current_batch_page_ids(self, project: Project) -> list[str]:
+        return [str(page.pk) for page in self._pages(project) if page.status == PageStatus.IN_PROGRESS]
+
+
+class ProjectListQuerySerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ProjectStatus.choices, required=False)
+
+
+class PageUpdateInputSerializer(serializers.Serializer):
+    included = serializers.BooleanField(required=False)
+    source_language_override = serializers.ChoiceField(
+        choices=LANGUAGE_CHOICES, required=False, allow_null=True, help_text="null clears it."
+    )
+
+
+class PageSelectionInputSerializer(serializers.Serializer):
+    included = serializers.BooleanField(help_text="true includes the pages in the translation, false leaves them out.")
+    page_ids = serializers.ListField(child=serializers.UUIDField(), required=False, max_length=10_000)
+    indexes = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        max_length=10_000,
+        help_text="1-based page numbers.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs.get("page_ids") and not attrs.get("indexes"):
+            raise serializers.ValidationError("Give pageIds or indexes.")
+        return attrs
+
+
+class PageSelectionResultSerializer(serializers.Serializer):
+    updated = serializers.IntegerField(help_text="How many pages matched.")
+
+
+class PageImageQuerySerializer(serializers.Serializer):
+    variant = serializers.ChoiceField(choices=["full", "thumbnail"], default="full")

@@ -1,0 +1,208 @@
+"""Every write to projects and pages: create (adopting an upload or a server path),
+update, delete with files, page selection and overrides, retention."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import User
+from core.errors import ServiceError, ValidationFailed
+from core.storage import storage_delete_on_commit
+from projects.models import Page, Project, ProjectStatus, Upload
+from projects.sniffing import source_inspect
+from projects.uploads import upload_claim
+
+# Statuses in which the book's pages and target may still change: nothing has run yet.
+_NOT_STARTED = (ProjectStatus.CREATED, ProjectStatus.CALIBRATING)
+
+
+def target_language_resolve(*, owner: User, requested: str | None) -> str:
+    """The requested code, else the account's default, else en."""
+    return requested or owner.default_target_language or "en"
+
+
+def project_create(
+    *,
+    owner: User,
+    name: str | None = None,
+    upload_key: str | None = None,
+    anonymous_upload_key: str | None = None,
+    source_path: str | None = None,
+    target_language_code: str | None = None,
+    source_language_override: str | None = None,
+    source_size_bytes: int | None = None,
+) -> Project:
+    """A new project (Created) on exactly one source; the upload is adopted in the same
+    transaction, so an upload becomes the source of one project only."""
+    sources = [value for value in (upload_key, anonymous_upload_key, source_path) if value]
+    if len(sources) != 1:
+        raise ServiceError("Give exactly one of uploadKey, anonymousUploadKey and sourcePath.", code="source_conflict")
+    target = target_language_resolve(owner=owner, requested=target_language_code)
+    with transaction.atomic():
+        project = Project(
+            owner=owner,
+            target_language_code=target,
+            source_language_override=source_language_override or None,
+        )
+        if source_path:
+            _source_from_path(project, owner=owner, source_path=source_path)
+        else:
+            upload = upload_claim(
+                owner=owner, raw_key=upload_key or anonymous_upload_key or "", anonymous=bool(anonymous_upload_key)
+            )
+            _source_from_upload(project, upload)
+        project.name = (name or "").strip() or Path(project.source_file_name).stem or "Untitled book"
+        if source_size_bytes is not None and project.source_size_bytes is None:
+            project.source_size_bytes = source_size_bytes
+        project.save()
+    return project
+
+
+def _source_from_upload(project: Project, upload: Upload) -> None:
+    project.source_kind = upload.kind
+    project.source_object_key = upload.storage_key
+    project.source_file_name = upload.file_name
+    project.source_size_bytes = upload.size_bytes
+    project.source_page_count = upload.page_count
+
+
+def _source_from_path(project: Project, *, owner: User, source_path: str) -> None:
+    resolved = source_path_resolve(owner=owner, source_path=source_path)
+    inspection = source_inspect(path=resolved, file_name=resolved.name)
+    project.source_kind = inspection.kind
+    project.source_path = str(resolved)
+    project.source_file_name = resolved.name
+    project.source_size_bytes = resolved.stat().st_size if resolved.is_file() else None
+    project.source_page_count = inspection.page_count
+
+
+def source_path_resolve(*, owner: User, source_path: str) -> Path:
+    """The real path of a staff member's sourcePath inside SOURCE_PATH_ROOTS, else refused.
+
+    Links are resolved first, so no link can lead outside the allowed folders.
+    """
+    forbidden = ServiceError(
+        "A server path is for staff, and only inside the configured folders.", code="source_path_forbidden"
+    )
+    if not owner.is_staff or not settings.SOURCE_PATH_ROOTS:
+        raise forbidden
+    resolved = Path(os.path.realpath(source_path))
+    roots = [Path(os.path.realpath(root)) for root in settings.SOURCE_PATH_ROOTS]
+    if not any(resolved == root or root in resolved.parents for root in roots):
+        raise forbidden
+    if not resolved.exists():
+        raise ValidationFailed({"sourcePath": ["No such file or folder."]})
+    return resolved
+
+
+def project_update(
+    *,
+    project: Project,
+    name: str | None = None,
+    target_language_code: str | None = None,
+    source_language_override: str | None = None,
+    clear_source_language_override: bool = False,
+) -> Project:
+    """Rename, or change the languages. The target can change only before any batch ran."""
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        fields: list[str] = []
+        if name is not None:
+            project.name = name.strip()
+            fields.append("name")
+        if target_language_code is not None and target_language_code != project.target_language_code:
+            if project.status not in _NOT_STARTED or project.approval_count:
+                raise ServiceError(
+                    "The target language cannot change once translation has started.", code="project_not_editable"
+                )
+            project.target_language_code = target_language_code
+            fields.append("target_language_code")
+        if clear_source_language_override or source_language_override is not None:
+            project.source_language_override = None if clear_source_language_override else source_language_override
+            fields.append("source_language_override")
+        if fields:
+            project.save(update_fields=fields)
+    return project
+
+
+def project_delete(*, project: Project) -> None:
+    """Delete the project, its pages and every file (after the transaction commits)."""
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        keys = [project.source_object_key or ""]
+        for image_key, thumbnail_key in project.pages.values_list("image_key", "thumbnail_key"):
+            keys += [image_key, thumbnail_key]
+        if project.source_object_key:
+            Upload.objects.filter(storage_key=project.source_object_key).delete()
+        project.delete()
+        storage_delete_on_commit(keys)
+
+
+def pages_select(
+    *,
+    project: Project,
+    included: bool,
+    page_ids: Iterable[uuid.UUID] = (),
+    indexes: Iterable[int] = (),
+) -> int:
+    """Include or exclude pages (by id and/or 1-based index); returns how many matched.
+
+    Only pages not yet translated or in flight change; unknown ids are refused as a whole.
+    """
+    ids, numbers = set(page_ids), set(indexes)
+    pages = project.pages.filter(Q(pk__in=ids) | Q(index__in=numbers))
+    found_ids = set(pages.values_list("pk", flat=True))
+    found_numbers = set(pages.values_list("index", flat=True))
+    missing = [str(i) for i in ids - found_ids] + [str(n) for n in sorted(numbers - found_numbers)]
+    if missing:
+        raise ValidationFailed({"pages": [f"No such page in this project: {', '.join(missing[:20])}."]})
+    return pages.update(included=included, updated_at=timezone.now())
+
+
+def page_update(
+    *,
+    page: Page,
+    included: bool | None = None,
+    source_language_override: str | None = None,
+    clear_source_language_override: bool = False,
+) -> Page:
+    """Include/exclude one page, or set (or clear) its source language override."""
+    fields: list[str] = []
+    if included is not None:
+        page.included = included
+        fields.append("included")
+    if clear_source_language_override or source_language_override is not None:
+        page.source_language_override = None if clear_source_language_override else source_language_override
+        fields.append("source_language_override")
+    if fields:
+        page.updated_at = timezone.now()
+        page.save(update_fields=[*fields, "updated_at"])
+    return page
+
+
+def retention_expired() -> Q:
+    """Projects past their retention window (a never-started draft's is shorter)."""
+    now = timezone.now()
+    draft_cutoff = now - timedelta(days=settings.RETENTION_DRAFT_DAYS)
+    cutoff = now - timedelta(days=settings.RETENTION_DAYS)
+    return Q(status=ProjectStatus.CREATED, created_at__lte=draft_cutoff) | (
+        ~Q(status=ProjectStatus.CREATED) & Q(created_at__lte=cutoff)
+    )
+
+
+def retention_purge() -> int:
+    """Delete every expired project with its pages and files. Returns how many."""
+    purged = 0
+    for project in Project.objects.filter(retention_expired()).only("pk").iterator():
+        project_delete(project=project)
+        purged += 1
+    return purged

@@ -23,5 +23,12 @@ ruff check .
 ruff format --check .
 echo ">> mypy"
 mypy
-echo ">> pytest"
+echo ">> pytest (PostgreSQL)"
 pytest "$@"
+if [ $# -eq 0 ]; then
+  # The embedded default is SQLite: the end-to-end API suites run on it too.
+  echo ">> pytest (SQLite): the API end to end"
+  DATABASE_URL="sqlite:///$VAR_DIR/test-sqlite.db" pytest -m "not postgres_only" \
+    tests/projects/test_intake_api.py tests/accounts/test_auth_api.py tests/accounts/test_api_keys.py \
+    tests/core/test_idempotency.py tests/core/test_errors.py
+fi

@@ -1,0 +1,406 @@
+"""Rendering a checked source into page images, one page at a time.
+
+A book never sits in memory whole: a PDF is rendered by poppler in chunks of
+NORMALIZE_CHUNK_PAGES pages into a temporary folder (NORMALIZE_THREADS pdftoppm processes
+at once, the next chunk rendering while the caller stores the current one); images are
+decoded one by one; each page's file is deleted as soon as the caller asks for the next
+page. Memory stays flat whatever the page count.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import tempfile
+import warnings
+import zipfile
+from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from django.conf import settings
+from pdf2image import convert_from_path
+from pdf2image.exceptions import PDFPageCountError, PDFPopplerTimeoutError, PDFSyntaxError
+from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+
+from core.errors import ServiceError
+from projects.models import SourceKind
+
+# Formats a page image may come in; anything else inside a zip or folder is refused.
+IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "TIFF")
+# Re-encoded images (zip, folder, single image) favour speed over a few percent of size.
+PNG_COMPRESS_LEVEL = 3
+_READ_CHUNK_BYTES = 1024 * 1024
+_PAGE_SIZE_LINE = re.compile(r"^Page\s+(\d+)\s+size:\s+([\d.]+)\s+x\s+([\d.]+)\s+pts", re.MULTILINE)
+_PAGES_LINE = re.compile(r"^Pages:\s+(\d+)\s*$", re.MULTILINE)
+_ENCRYPTED_LINE = re.compile(r"^Encrypted:\s+yes", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """One page ready to store.
+
+    png_path is a PNG file owned by the renderer: it exists until the caller asks for the
+    next page (or closes the iterator), then it is deleted.
+    """
+
+    index: int
+    source_name: str
+    png_path: Path
+    width: int
+    height: int
+    text: str = ""
+    thumbnail: bytes | None = None  # made while the image was decoded anyway; else None
+
+
+def pages_render(
+    *,
+    path: Path,
+    kind: SourceKind | str,
+    entries: tuple[str, ...] = (),
+    start_index: int = 1,
+    file_name: str = "",
+) -> Generator[RenderedPage, None, None]:
+    """Yield the source's pages in book order, from `start_index` (1-based) on.
+
+    `entries` are the image names of a zip or folder in page order (from the source check);
+    `file_name` names the pages of a PDF or single image (defaults to the path's name).
+    Raises ServiceError (file_corrupt, pdf_encrypted, pdf_no_pages, too_many_pages,
+    image_too_large, zip_too_large, zip_entry_unsupported) for a content problem found while
+    rendering; a page is yielded only once it rendered whole. Close the iterator (or
+    exhaust it) to remove the temporary files.
+    """
+    name = file_name or path.name
+    path = path.absolute()  # never a name a tool could read as an option
+    if kind == SourceKind.PDF:
+        return _pdf_pages(path, name=name, start_index=start_index)
+    if kind == SourceKind.ZIP:
+        return _zip_pages(path, entries=entries, start_index=start_index)
+    if kind == SourceKind.FOLDER:
+        return _folder_pages(path, entries=entries, start_index=start_index)
+    if kind == SourceKind.IMAGE:
+        return _image_pages(path, name=name, start_index=start_index)
+    raise ServiceError(f"Unknown source kind {kind!r}.", code="file_type_unsupported")
+
+
+def thumbnail_make(png_path: Path) -> bytes:
+    """A PNG of the page at most THUMBNAIL_SIZE pixels on its long side (never enlarged)."""
+    with Image.open(png_path) as image:
+        return _thumbnail_encode(image)
+
+
+def _thumbnail_encode(image: Image.Image) -> bytes:
+    size = settings.THUMBNAIL_SIZE
+    thumb = (
+        image.copy()
+        if image.width <= size and image.height <= size
+        else image.resize(_fitted(image.size, size), Image.Resampling.BICUBIC, reducing_gap=2.0)
+    )
+    if thumb.mode not in ("RGB", "L"):
+        thumb = thumb.convert("RGB")
+    buffer = io.BytesIO()
+    thumb.save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+    return buffer.getvalue()
+
+
+def _fitted(size: tuple[int, int], longest: int) -> tuple[int, int]:
+    width, height = size
+    scale = longest / max(width, height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+# --- PDF ------------------------------------------------------------------------------------
+
+
+def _pdf_pages(path: Path, *, name: str, start_index: int) -> Generator[RenderedPage, None, None]:
+    sizes = _pdf_page_sizes(path)
+    chunk = max(1, settings.NORMALIZE_CHUNK_PAGES)
+    ranges = [
+        (first, min(first + chunk - 1, len(sizes))) for first in range(max(1, start_index), len(sizes) + 1, chunk)
+    ]
+    if not ranges:
+        return
+    # One chunk renders in the background while the caller stores the one before, so the
+    # cores never wait for the storing (the files of at most two chunks are on disk).
+    with tempfile.TemporaryDirectory(prefix="render-") as folder, ThreadPoolExecutor(max_workers=1) as renderer:
+        upcoming = renderer.submit(_pdf_chunk, path, Path(folder), sizes, *ranges[0])
+        for position, (first, last) in enumerate(ranges):
+            images, texts = upcoming.result()
+            if position + 1 < len(ranges):
+                upcoming = renderer.submit(_pdf_chunk, path, Path(folder), sizes, *ranges[position + 1])
+            try:
+                for number in range(first, last + 1):
+                    png_path = images[number]
+                    with Image.open(png_path) as image:
+                        width, height = image.size
+                    yield RenderedPage(
+                        index=number,
+                        source_name=f"{name}#page={number}",
+                        png_path=png_path,
+                        width=width,
+                        height=height,
+                        text=texts[number - first],
+                    )
+                    png_path.unlink(missing_ok=True)
+            finally:
+                for png_path in images.values():
+                    png_path.unlink(missing_ok=True)
+
+
+def _pdf_chunk(
+    path: Path, folder: Path, sizes: list[tuple[float, float]], first: int, last: int
+) -> tuple[dict[int, Path], list[str]]:
+    """Pages first..last: their PNG files by page number, and their text layers."""
+    _pixels_check(sizes, first, last)
+    images = _pdf_chunk_render(path, folder, first, last)
+    try:
+        return images, _pdf_chunk_text(path, first, last)
+    except BaseException:
+        for png_path in images.values():
+            png_path.unlink(missing_ok=True)
+        raise
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{name} (poppler-utils) is not installed")
+    return found
+
+
+def _run_tool(args: list[str], *, what: str) -> str:
+    """Run a poppler tool (no shell, with the configured timeout); its stdout as text."""
+    try:
+        completed = subprocess.run(  # noqa: S603 - fixed tool, arguments are not a shell line
+            args, capture_output=True, timeout=settings.PDF_TOOL_TIMEOUT_SECONDS, check=False
+        )
+    except subprocess.TimeoutExpired as error:
+        raise ServiceError(f"Reading the PDF took too long ({what}).", code="file_corrupt") from error
+    stderr = completed.stderr.decode("utf-8", "replace")
+    if completed.returncode != 0:
+        if "password" in stderr.lower():
+            raise ServiceError(code="pdf_encrypted")
+        raise ServiceError(f"The PDF could not be read ({what}): {stderr.strip()[:200]}", code="file_corrupt")
+    return completed.stdout.decode("utf-8", "replace")
+
+
+def _pdf_page_sizes(path: Path) -> list[tuple[float, float]]:
+    """Every page's size in points, in order, read by pdfinfo (one call for the whole file)."""
+    info = _run_tool([_tool("pdfinfo"), "-f", "1", "-l", str(settings.MAX_PAGES + 1), str(path)], what="pdfinfo")
+    pages = _PAGES_LINE.search(info)
+    count = int(pages.group(1)) if pages else 0
+    if count == 0:
+        raise ServiceError(code="pdf_no_pages")
+    if count > settings.MAX_PAGES:
+        raise ServiceError(
+            f"The book has {count} pages; at most {settings.MAX_PAGES} are allowed.", code="too_many_pages"
+        )
+    if _ENCRYPTED_LINE.search(info):
+        raise ServiceError("The PDF is encrypted; upload an unprotected copy.", code="pdf_encrypted")
+    sizes = {int(number): (float(width), float(height)) for number, width, height in _PAGE_SIZE_LINE.findall(info)}
+    if sorted(sizes) != list(range(1, count + 1)):
+        raise ServiceError(f"The PDF says it has {count} pages but describes {len(sizes)}.", code="file_corrupt")
+    return [sizes[number] for number in range(1, count + 1)]
+
+
+def _pixels_check(sizes: list[tuple[float, float]], first: int, last: int) -> None:
+    scale = settings.RENDER_DPI / 72
+    for number in range(first, last + 1):
+        width, height = sizes[number - 1]
+        pixels = round(width * scale) * round(height * scale)
+        if pixels > settings.IMAGE_MAX_PIXELS:
+            raise ServiceError(
+                f"Page {number} is {width:.0f} x {height:.0f} points: too large to render at "
+                f"{settings.RENDER_DPI} dpi.",
+                code="image_too_large",
+            )
+
+
+def _pdf_chunk_render(path: Path, folder: Path, first: int, last: int) -> dict[int, Path]:
+    """Pages first..last as PNG files in `folder`, by page number; every page or an error."""
+    try:
+        paths = convert_from_path(
+            str(path),
+            dpi=settings.RENDER_DPI,
+            first_page=first,
+            last_page=last,
+            output_folder=str(folder),
+            paths_only=True,
+            fmt="png",
+            thread_count=settings.NORMALIZE_THREADS,
+            timeout=settings.PDF_TOOL_TIMEOUT_SECONDS,
+        )
+    except PDFPopplerTimeoutError as error:
+        raise ServiceError(f"Rendering pages {first}-{last} took too long.", code="file_corrupt") from error
+    except (PDFPageCountError, PDFSyntaxError) as error:  # a file poppler cannot read
+        raise ServiceError(f"Pages {first}-{last} could not be rendered: {error}", code="file_corrupt") from error
+    images: dict[int, Path] = {}
+    for name in cast(list[str], paths):  # paths_only=True: file names, not images
+        file = Path(name)
+        number = file.stem.rsplit("-", 1)[-1]
+        if number.isdigit():
+            images[int(number)] = file
+    missing = [number for number in range(first, last + 1) if number not in images]
+    if missing:
+        for file in images.values():
+            file.unlink(missing_ok=True)
+        raise ServiceError(f"Page {missing[0]} of the PDF could not be rendered.", code="file_corrupt")
+    return images
+
+
+def _pdf_chunk_text(path: Path, first: int, last: int) -> list[str]:
+    """The text layer of pages first..last ("" for a page without one)."""
+    output = _run_tool(
+        [_tool("pdftotext"), "-layout", "-enc", "UTF-8", "-f", str(first), "-l", str(last), str(path), "-"],
+        what="pdftotext",
+    )
+    # pdftotext ends every page with a form feed.
+    pages = output.split("\f")
+    if pages and not pages[-1].strip():
+        pages.pop()
+    expected = last - first + 1
+    if len(pages) != expected:
+        raise ServiceError(
+            f"The text of pages {first}-{last} does not match the page count ({len(pages)} of {expected}).",
+            code="file_corrupt",
+        )
+    return [page.rstrip() for page in pages]
+
+
+# --- Images ---------------------------------------------------------------------------------
+
+
+def _zip_pages(path: Path, *, entries: tuple[str, ...], start_index: int) -> Generator[RenderedPage, None, None]:
+    with zipfile.ZipFile(path) as archive, tempfile.TemporaryDirectory(prefix="render-") as folder:
+        for index, entry in enumerate(entries, start=1):
+            if index < start_index:
+                continue
+            data = _zip_entry_read(archive, entry)
+            with _image_open(io.BytesIO(data), name=entry) as image:
+                yield from _image_page(image, folder=Path(folder), index=index, source_name=entry)
+
+
+def _zip_entry_read(archive: zipfile.ZipFile, entry: str) -> bytes:
+    """The entry's bytes, reading at most its declared size (a lying header is refused)."""
+    try:
+        info = archive.getinfo(entry)
+    except KeyError as error:
+        raise ServiceError(f"The zip has no entry {entry!r}.", code="file_corrupt") from error
+    declared = info.file_size
+    if declared > settings.ZIP_MAX_UNCOMPRESSED_BYTES:
+        raise ServiceError(f"{entry} is larger than allowed.", code="zip_too_large")
+    buffer = io.BytesIO()
+    try:
+        with archive.open(info) as stream:
+            while chunk := stream.read(min(_READ_CHUNK_BYTES, declared + 1 - buffer.tell())):
+                buffer.write(chunk)
+                if buffer.tell() > declared:
+                    raise ServiceError(f"{entry} unpacks to more than it declares.", code="zip_too_large")
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise ServiceError(f"{entry} could not be read from the zip.", code="file_corrupt") from error
+    return buffer.getvalue()
+
+
+def _folder_pages(path: Path, *, entries: tuple[str, ...], start_index: int) -> Generator[RenderedPage, None, None]:
+    root = path.resolve()
+    with tempfile.TemporaryDirectory(prefix="render-") as folder:
+        for index, entry in enumerate(entries, start=1):
+            if index < start_index:
+                continue
+            file = (root / entry).resolve()
+            if root not in file.parents or not file.is_file():
+                raise ServiceError(f"{entry} is not a file inside the folder.", code="zip_unsafe")
+            with _image_open(file, name=entry) as image:
+                yield from _image_page(image, folder=Path(folder), index=index, source_name=entry)
+
+
+def _image_pages(path: Path, *, name: str, start_index: int) -> Generator[RenderedPage, None, None]:
+    with tempfile.TemporaryDirectory(prefix="render-") as folder, _image_open(path, name=name) as image:
+        frames = getattr(image, "n_frames", 1)
+        if frames > settings.MAX_PAGES:
+            raise ServiceError(
+                f"The image has {frames} frames; at most {settings.MAX_PAGES} pages are allowed.",
+                code="too_many_pages",
+            )
+        if frames == 1:
+            if start_index <= 1:
+                yield from _image_page(image, folder=Path(folder), index=1, source_name=name)
+            return
+        for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
+            if number < start_index:
+                continue
+            _pixels_guard(frame, name=f"{name} frame {number}")
+            yield from _image_page(frame, folder=Path(folder), index=number, source_name=f"{name}#frame={number}")
+
+
+def _image_open(source: Path | io.BytesIO, *, name: str) -> Image.Image:
+    """Open an image of an accepted format, refusing one over IMAGE_MAX_PIXELS."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(source, formats=IMAGE_FORMATS)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
+        raise ServiceError(f"{name} has more pixels than allowed.", code="image_too_large") from error
+    except UnidentifiedImageError as error:
+        raise ServiceError(f"{name} is not a PNG, JPEG, WebP or TIFF image.", code="zip_entry_unsupported") from error
+    except OSError as error:
+        raise ServiceError(f"{name} could not be read.", code="file_corrupt") from error
+    try:
+        _pixels_guard(image, name=name)
+    except ServiceError:
+        image.close()
+        raise
+    return image
+
+
+def _pixels_guard(image: Image.Image, *, name: str) -> None:
+    if image.width * image.height > settings.IMAGE_MAX_PIXELS:
+        raise ServiceError(
+            f"{name} is {image.width} x {image.height} pixels: more than allowed.", code="image_too_large"
+        )
+
+
+def _image_page(
+    image: Image.Image, *, folder: Path, index: int, source_name: str
+) -> Generator[RenderedPage, None, None]:
+    """Re-encode one image (orientation applied, RGB or greyscale, no metadata) and yield it."""
+    png_path = folder / f"{index}.png"
+    try:
+        page = _page_mode(ImageOps.exif_transpose(image))
+        page.save(png_path, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+    except (OSError, SyntaxError, ValueError) as error:  # truncated or malformed image data
+        raise ServiceError(f"{source_name} could not be decoded.", code="file_corrupt") from error
+    try:
+        thumbnail = _thumbnail_encode(page)
+        yield RenderedPage(
+            index=index,
+            source_name=source_name,
+            png_path=png_path,
+            width=page.width,
+            height=page.height,
+            thumbnail=thumbnail,
+        )
+    finally:
+        png_path.unlink(missing_ok=True)
+
+
+def _page_mode(image: Image.Image) -> Image.Image:
+    """RGB, or L for greyscale; transparency flattened onto white."""
+    if image.mode in ("RGB", "L"):
+        return image
+    if image.mode.startswith("I;16"):
+        # 16-bit greyscale scans: scale to 8 bits rather than clip.
+        return image.convert("I").point(lambda value: value / 256).convert("L")
+    if image.mode in ("1", "I", "F"):
+        return image.convert("L")
+    has_alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
+    if has_alpha:
+        rgba = image.convert("RGBA")
+        background = Image.new("RGB", rgba.size, "white")
+        background.paste(rgba, mask=rgba.getchannel("A"))
+        return background
+    return image.convert("RGB")

@@ -253,6 +253,8 @@ NORMALIZE_CHUNK_PAGES = env.int("NORMALIZE_CHUNK_PAGES", default=8)
 NORMALIZE_THREADS = env.int("NORMALIZE_THREADS", default=2)
 # Books with at most this many pages normalize inside the HTTP call; larger ones on a worker.
 NORMALIZE_INLINE_MAX_PAGES = env.int("NORMALIZE_INLINE_MAX_PAGES", default=10)
+# A running normalize that has stored no page for this long lost its worker: beat requeues it.
+NORMALIZE_STALE_SECONDS = env.int("NORMALIZE_STALE_SECONDS", default=600)
 ANONYMOUS_UPLOAD_HOURS = env.int("ANONYMOUS_UPLOAD_HOURS", default=24)
 UPLOAD_UNADOPTED_HOURS = env.int("UPLOAD_UNADOPTED_HOURS", default=72)
 RETENTION_DRAFT_DAYS = env.int("RETENTION_DRAFT_DAYS", default=7)
@@ -372,6 +374,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "projects-retention-purge": {"task": "projects.tasks.retention_purge", "schedule": 3600.0},
     "uploads-expired-purge": {"task": "projects.tasks.uploads_expired_purge", "schedule": 900.0},
+    "normalize-stale-requeue": {"task": "projects.tasks.normalize_stale_requeue", "schedule": 120.0},
     "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

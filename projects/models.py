@@ -101,6 +101,9 @@ class Project(models.Model):
         max_length=12, choices=NormalizeState.choices, default=NormalizeState.NOT_STARTED
     )
     normalize_pages_done = models.PositiveIntegerField(default=0)
+    normalize_heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="last sign of life of the running normalize"
+    )
     failure_code = models.CharField(max_length=64, blank=True)
     failure_reason = models.TextField(blank=True)
 

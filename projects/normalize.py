@@ -14,6 +14,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -21,7 +22,7 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.errors import ServiceError
@@ -102,11 +103,12 @@ def normalize_run(*, project_id: uuid.UUID | str) -> None:
     """
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=project_id).first()
-        if project is None or project.normalize_state != NormalizeState.QUEUED:
+        if project is None or not _claimable(project):
             return
         project.normalize_state = NormalizeState.RUNNING
         project.normalize_pages_done = project.pages.count()
-        project.save(update_fields=["normalize_state", "normalize_pages_done"])
+        project.normalize_heartbeat_at = timezone.now()
+        project.save(update_fields=["normalize_state", "normalize_pages_done", "normalize_heartbeat_at"])
     try:
         page_count = _pages_make(project)
     except ServiceError as error:
@@ -117,6 +119,31 @@ def normalize_run(*, project_id: uuid.UUID | str) -> None:
         _normalize_fail(project, code="server_error", reason="Normalizing stopped on an unexpected error on our side.")
         raise
     _normalize_finish(project, page_count=page_count)
+
+
+def _stale_before() -> datetime:
+    return timezone.now() - timedelta(seconds=settings.NORMALIZE_STALE_SECONDS)
+
+
+def _claimable(project: Project) -> bool:
+    """Queued, or running with no sign of life for NORMALIZE_STALE_SECONDS (its worker died)."""
+    if project.normalize_state == NormalizeState.QUEUED:
+        return True
+    heartbeat = project.normalize_heartbeat_at
+    return project.normalize_state == NormalizeState.RUNNING and (heartbeat is None or heartbeat < _stale_before())
+
+
+def normalize_stale_requeue() -> int:
+    """Queue again every normalize whose worker stopped beating (killed, lost); returns how
+    many. The run that picks it up keeps the pages already stored and adds the rest."""
+    stale = Project.objects.filter(normalize_state=NormalizeState.RUNNING).filter(
+        Q(normalize_heartbeat_at__isnull=True) | Q(normalize_heartbeat_at__lt=_stale_before())
+    )
+    project_ids = list(stale.values_list("pk", flat=True))
+    for project_id in project_ids:
+        logger.warning("Normalize of project %s stopped beating; queueing it again", project_id)
+        _task_enqueue_on_commit(project_id)
+    return len(project_ids)
 
 
 @contextmanager
@@ -194,7 +221,9 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
             has_text_layer=words > 0,
             word_count=words,
         )
-        Project.objects.filter(pk=project.pk).update(normalize_pages_done=F("normalize_pages_done") + 1)
+        Project.objects.filter(pk=project.pk).update(
+            normalize_pages_done=F("normalize_pages_done") + 1, normalize_heartbeat_at=timezone.now()
+        )
 
 
 def _storage_replace(key: str, content: File) -> str:
@@ -216,6 +245,11 @@ def _normalize_finish(project: Project, *, page_count: int) -> None:
         project.normalize_pages_done = project.pages.count()
         project.source_page_count = page_count
         fields = ["normalize_state", "normalize_pages_done", "source_page_count"]
+        if project.source_object_key and not project.source_path:
+            # The contract's sourcePath, "filled in by normalize" for an upload: the name
+            # of the original input (the file itself stays at sourceObjectKey).
+            project.source_path = project.source_file_name
+            fields.append("source_path")
         if project.status == ProjectStatus.CREATED:
             project.status = ProjectStatus.CALIBRATING
             project.status_changed_at = timezone.now()

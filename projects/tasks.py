@@ -1,18 +1,36 @@
 """Background work of projects: thin Celery tasks that call the services.
 
-Normalize runs here for books over NORMALIZE_INLINE_MAX_PAGES. The periodic purges named in
-CELERY_BEAT_SCHEDULE (`projects.tasks.retention_purge`, `projects.tasks.uploads_expired_purge`)
-belong in this module too.
+Normalize runs here for books over NORMALIZE_INLINE_MAX_PAGES; beat runs the periodic ones
+(CELERY_BEAT_SCHEDULE): the stale-normalize requeue and the two purges.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from projects.normalize import normalize_run
+from projects import services, uploads
+from projects.normalize import normalize_run, normalize_stale_requeue
 
 
 @shared_task(name="projects.tasks.normalize_project")
 def normalize_project(project_id: str) -> None:
     """Normalize one queued project; a message for a project already claimed does nothing."""
     normalize_run(project_id=project_id)
+
+
+@shared_task(name="projects.tasks.normalize_stale_requeue")
+def normalize_stale_requeue_task() -> int:
+    """Periodic: queue again the normalizes whose worker died."""
+    return normalize_stale_requeue()
+
+
+@shared_task(name="projects.tasks.retention_purge")
+def retention_purge() -> int:
+    """Periodic: delete projects past their retention window, with their files."""
+    return services.retention_purge()
+
+
+@shared_task(name="projects.tasks.uploads_expired_purge")
+def uploads_expired_purge() -> int:
+    """Periodic: delete unadopted uploads past their window, with their files."""
+    return uploads.uploads_expired_purge()

@@ -86,6 +86,7 @@ def test_a_pdf_goes_from_upload_to_ordered_pages(auth_client, user, local_storag
     result = normalized.json()
     assert result["status"] == "Calibrating"
     assert result["retentionDays"] == 30
+    assert result["sourcePath"] == "My_Book_final.pdf"
     assert [page["index"] for page in result["pages"]] == [1, 2, 3]
     assert all(page["hasTextLayer"] and page["status"] == "Pending" and page["included"] for page in result["pages"])
 

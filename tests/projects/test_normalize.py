@@ -6,17 +6,25 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.utils import timezone
 from PIL import Image
 
 from config.celery_app import app as celery_app
 from core.errors import ServiceError
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
-from projects.normalize import normalize_run, page_image_key, page_thumbnail_key, project_normalize
+from projects.normalize import (
+    normalize_run,
+    normalize_stale_requeue,
+    page_image_key,
+    page_thumbnail_key,
+    project_normalize,
+)
 from tests.factories import UserFactory
 from tests.support.pdfs import pdf_bytes
 
@@ -259,7 +267,9 @@ def test_the_queued_task_runs_on_commit(settings, django_capture_on_commit_callb
 
 def test_a_redelivered_message_for_a_running_or_done_project_does_nothing():
     running = project_with_source(text_pdf(2), file_name="a.pdf", kind=SourceKind.PDF, pages=2)
-    Project.objects.filter(pk=running.pk).update(normalize_state=NormalizeState.RUNNING)
+    Project.objects.filter(pk=running.pk).update(
+        normalize_state=NormalizeState.RUNNING, normalize_heartbeat_at=timezone.now()
+    )
     done = project_with_source(text_pdf(2), file_name="b.pdf", kind=SourceKind.PDF, pages=2)
     project_normalize(project=done)
 
@@ -270,6 +280,27 @@ def test_a_redelivered_message_for_a_running_or_done_project_does_nothing():
     assert (running.status, running.normalize_state) == (ProjectStatus.CREATED, NormalizeState.RUNNING)
     assert not running.pages.exists()
     assert done.pages.count() == 2
+
+
+def test_a_normalize_whose_worker_died_is_requeued_and_taken_over(settings, django_capture_on_commit_callbacks):
+    stale = project_with_source(text_pdf(3), file_name="a.pdf", kind=SourceKind.PDF, pages=3)
+    alive = project_with_source(text_pdf(3), file_name="b.pdf", kind=SourceKind.PDF, pages=3)
+    long_ago = timezone.now() - timedelta(seconds=settings.NORMALIZE_STALE_SECONDS + 1)
+    Project.objects.filter(pk=stale.pk).update(normalize_state=NormalizeState.RUNNING, normalize_heartbeat_at=long_ago)
+    Project.objects.filter(pk=alive.pk).update(
+        normalize_state=NormalizeState.RUNNING, normalize_heartbeat_at=timezone.now()
+    )
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert normalize_stale_requeue() == 1
+    assert len(callbacks) == 1
+    normalize_run(project_id=stale.pk)
+
+    stale.refresh_from_db()
+    assert (stale.status, stale.normalize_state) == (ProjectStatus.CALIBRATING, NormalizeState.DONE)
+    assert stale.pages.count() == 3
+    assert stale.source_path == "a.pdf"
+    assert not alive.pages.exists()
 
 
 def test_a_resumed_run_keeps_stored_pages_and_adds_the_rest(local_storage):

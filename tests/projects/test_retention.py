@@ -69,3 +69,18 @@ def test_expired_projects_are_deleted_with_pages_and_files(user, local_storage, 
     assert Page.objects.count() == 2
     assert not any(default_storage.exists(key) for key in doomed_keys)
     assert default_storage.exists(young_book.source_object_key)
+
+
+def test_the_periodic_tasks_are_scheduled_and_registered(settings):
+    from config.celery_app import app
+
+    app.loader.import_default_modules()
+    scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+
+    assert {
+        "projects.tasks.retention_purge",
+        "projects.tasks.uploads_expired_purge",
+        "projects.tasks.normalize_stale_requeue",
+        "core.tasks.idempotency_records_purge",
+    } <= scheduled
+    assert scheduled <= set(app.tasks)

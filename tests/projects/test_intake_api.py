@@ -9,6 +9,8 @@ from datetime import timedelta
 import pytest
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from PIL import Image
 
@@ -356,3 +358,15 @@ def test_the_anonymous_estimate_is_rate_limited(api_client, settings):
     upload(api_client, "a.png", png(), url="/v1/anonymous-estimate")
 
     assert_problem(upload(api_client, "a.png", png(), url="/v1/anonymous-estimate"), 429, "rate_limited")
+
+
+def test_reading_a_project_costs_the_same_queries_whatever_its_page_count(auth_client):
+    def read_cost(pages: int) -> int:
+        key = upload(auth_client, f"book{pages}.pdf", text_pdf(pages)).json()["uploadKey"]
+        project_id = auth_client.post("/v1/projects", {"uploadKey": key}, format="json").json()["id"]
+        auth_client.post(f"/v1/projects/{project_id}/normalize")
+        with CaptureQueriesContext(connection) as queries:
+            assert auth_client.get(f"/v1/projects/{project_id}").status_code == 200
+        return len(queries.captured_queries)
+
+    assert read_cost(2) == read_cost(9) <= 4

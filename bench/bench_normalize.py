@@ -21,7 +21,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import zipfile
 from pathlib import Path
@@ -37,6 +36,7 @@ from bench.common import Result
 from projects.models import Project, ProjectStatus, SourceKind
 from projects.normalize import project_normalize
 from projects.rendering import PNG_COMPRESS_LEVEL
+from tests.support.pdfs import pdf_bytes
 
 BOOK_PAGES = 300
 BIG_BOOK_PAGES = 1000
@@ -93,39 +93,11 @@ def run() -> list[Result]:
 
 
 def book_pdf(pages: int, *, seed: int = 7) -> bytes:
-    """A PDF of `pages` US-letter pages, each about 40 lines of Helvetica prose (a novel's
-    page), written byte by byte as tests/support/pdfs.py does."""
+    """A text book: each page a chapter heading and about 420 words of prose (a dense page)."""
     chooser = random.Random(seed)
-    objects: dict[int, bytes] = {
-        1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-    }
-    page_ids = [4 + 2 * index for index in range(pages)]
-    objects[2] = (
-        b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % page for page in page_ids) + b"] /Count %d >>" % pages
+    return pdf_bytes(
+        pages, text=lambda number: f"Chapter {number}\n\n" + " ".join(chooser.choice(_WORDS) for _ in range(420))
     )
-    for number, page_id in enumerate(page_ids, start=1):
-        prose = " ".join(chooser.choice(_WORDS) for _ in range(420))
-        lines = [f"Chapter {number}", "", *textwrap.wrap(prose, 86)]
-        shown = b" T* ".join(b"(" + line.encode("cp1252") + b") Tj" for line in lines)
-        stream = b"BT /F1 11 Tf 14 TL 60 732 Td " + shown + b" ET"
-        objects[page_id] = (
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (page_id + 1)
-        )
-        objects[page_id + 1] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets: dict[int, int] = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
-    xref_at = len(out)
-    count = max(objects) + 1
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % count
-    for number in range(1, count):
-        out += b"%010d 00000 n \n" % offsets[number]
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (count, xref_at)
-    return bytes(out)
 
 
 def images_zip(count: int) -> bytes:

@@ -25,6 +25,7 @@ from core.openapi import problem_responses
 from core.serializers import UploadLimitsSerializer
 from core.throttling import ClientAddressRateThrottle
 from projects import selectors, services, uploads
+from projects.models import Project
 from projects.normalize import project_normalize
 from projects.serializers import (
     AnonymousEstimateSerializer,
@@ -159,13 +160,15 @@ class ProjectListView(APIView):
         return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
 
 
-class ProjectDetailView(APIView):
-    def project(self, request: Request, project_id: str) -> Any:
-        return selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+def owned_project(request: Request, project_id: str) -> Project:
+    """The caller's project from the path; anyone else's is a 404, like a missing one."""
+    return selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
 
+
+class ProjectDetailView(APIView):
     @extend_schema(operation_id="projects_read", tags=["projects"], responses={200: ProjectSerializer})
     def get(self, request: Request, project_id: str) -> Response:
-        project = selectors.project_with_pages(project=self.project(request, project_id))
+        project = selectors.project_with_pages(project=owned_project(request, project_id))
         return Response(ProjectSerializer(project).data)
 
     @extend_schema(
@@ -180,7 +183,7 @@ class ProjectDetailView(APIView):
         data = validated(ProjectUpdateInputSerializer, request.data)
         clear = "source_language_override" in data and data["source_language_override"] is None
         project = services.project_update(
-            project=self.project(request, project_id), clear_source_language_override=clear, **data
+            project=owned_project(request, project_id), clear_source_language_override=clear, **data
         )
         return Response(ProjectSerializer(selectors.project_with_pages(project=project)).data)
 
@@ -190,7 +193,7 @@ class ProjectDetailView(APIView):
         responses={204: OpenApiResponse(description="Deleted, with its pages and files.")},
     )
     def delete(self, request: Request, project_id: str) -> Response:
-        services.project_delete(project=self.project(request, project_id))
+        services.project_delete(project=owned_project(request, project_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -206,7 +209,7 @@ class ProjectNormalizeView(APIView):
         "`failure`). Calling it again is harmless.",
     )
     def post(self, request: Request, project_id: str) -> Response:
-        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        project = owned_project(request, project_id)
         project = project_normalize(project=project)
         return Response(ProjectSerializer(selectors.project_with_pages(project=project)).data)
 
@@ -220,7 +223,7 @@ class PageListView(APIView):
         description="The project's pages in order, paginated.",
     )
     def get(self, request: Request, project_id: str) -> Response:
-        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        project = owned_project(request, project_id)
         paginator = PagePagination()
         page = paginator.paginate_queryset(selectors.page_list(project=project), request, view=self)
         return paginator.get_paginated_response(PageSerializer(page, many=True).data)
@@ -235,7 +238,7 @@ class PageSelectionView(APIView):
         description="Include pages in the translation, or leave them out, by id or by page number.",
     )
     def post(self, request: Request, project_id: str) -> Response:
-        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        project = owned_project(request, project_id)
         updated = services.pages_select(project=project, **validated(PageSelectionInputSerializer, request.data))
         return Response(PageSelectionResultSerializer({"updated": updated}).data)
 
@@ -249,7 +252,7 @@ class PageDetailView(APIView):
         description="Include or leave out one page, or set its source language override (null clears it).",
     )
     def patch(self, request: Request, project_id: str, page_id: str) -> Response:
-        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        project = owned_project(request, project_id)
         data = validated(PageUpdateInputSerializer, request.data)
         clear = "source_language_override" in data and data["source_language_override"] is None
         page = services.page_update(
@@ -269,7 +272,7 @@ class PageImageView(APIView):
         description="The page as rendered (variant=full) or its thumbnail (variant=thumbnail), as PNG.",
     )
     def get(self, request: Request, project_id: str, page_id: str) -> FileResponse:
-        project = selectors.project_get_for_owner(owner=request_user(request), project_id=project_id)
+        project = owned_project(request, project_id)
         page = selectors.page_get(project=project, page_id=page_id)
         variant = validated(PageImageQuerySerializer, request.query_params)["variant"]
         key = page.thumbnail_key if variant == "thumbnail" else page.image_key

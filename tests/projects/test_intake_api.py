@@ -24,15 +24,6 @@ from tests.support.problems import assert_problem
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def local_storage(settings, tmp_path):
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}},
-    }
-    return tmp_path
-
-
 def stored_files(root) -> list[str]:
     return sorted(str(path.relative_to(root)) for path in root.rglob("*") if path.is_file())
 

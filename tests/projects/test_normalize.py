@@ -31,16 +31,6 @@ from tests.support.pdfs import pdf_bytes
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def local_storage(settings, tmp_path: Path) -> Path:
-    root = tmp_path / "storage"
-    settings.STORAGES = {
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(root)}},
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-    return root
-
-
 def text_pdf(pages: int, **kwargs) -> bytes:
     return pdf_bytes(pages, text=lambda n: f"Page {n} of the book, with a sentence of plain words.", **kwargs)
 

@@ -15,15 +15,6 @@ from projects.services import retention_purge
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def local_storage(settings, tmp_path):
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}},
-    }
-    return tmp_path
-
-
 def project_made(owner, *, status: str, age_days: float) -> Project:
     source = default_storage.save(f"uploads/{owner.pk}/book.pdf", ContentFile(b"%PDF-1.4"))
     project = Project.objects.create(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -20,6 +21,17 @@ def _clean_cache() -> Iterator[None]:
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture
+def local_storage(settings, tmp_path: Path) -> Path:
+    """Stored files go to a fresh folder for this test (returned)."""
+    root = tmp_path / "storage"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(root)}},
+    }
+    return root
 
 
 @pytest.fixture

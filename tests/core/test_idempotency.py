@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from core.idempotency import fingerprint_of, idempotency_records_purge
 from core.models import IdempotencyRecord
+from projects.models import Project
+from tests.support.pdfs import pdf_bytes
 from tests.support.problems import assert_problem
 
 pytestmark = pytest.mark.django_db
@@ -57,3 +63,46 @@ def test_expired_records_are_purged(user):
 
     assert idempotency_records_purge() == 1
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["fresh"]
+
+
+def _race(token: str, *, upload_key: str, idempotency_key: str, callers: int) -> list[tuple[int, dict]]:
+    """`callers` threads POST the same create at the same moment; their (status, body)."""
+    barrier = threading.Barrier(callers)
+    results: list[tuple[int, dict]] = []
+
+    def call() -> None:
+        caller = APIClient()
+        caller.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        barrier.wait()
+        response = caller.post(
+            "/v1/projects", {"uploadKey": upload_key}, format="json", HTTP_IDEMPOTENCY_KEY=idempotency_key
+        )
+        results.append((response.status_code, response.json()))
+        connection.close()
+
+    threads = [threading.Thread(target=call) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_requests_with_one_key_have_one_effect(user, jwt_client, local_storage):
+    client = jwt_client(user)
+    token = client._credentials["HTTP_AUTHORIZATION"].split()[1]
+    rounds, callers = 4, 6
+    for round_number in range(rounds):
+        upload_key = client.post(
+            "/v1/uploads", {"file": SimpleUploadedFile("b.pdf", pdf_bytes(1))}, format="multipart"
+        ).json()["uploadKey"]
+
+        results = _race(token, upload_key=upload_key, idempotency_key=f"same-{round_number}", callers=callers)
+
+        assert len(results) == callers
+        assert {status for status, _ in results} <= {201, 409}, results
+        assert len({body["id"] for status, body in results if status == 201}) == 1
+        assert all(body["code"] == "request_in_progress" for status, body in results if status == 409)
+    assert Project.objects.count() == rounds

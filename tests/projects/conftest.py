@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def local_storage(settings, tmp_path: Path) -> Path:
-    root = tmp_path / "storage"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(root)}},
-    }
-    return root
+def _files_in_a_fresh_folder(local_storage):
+    return local_storage

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "core",
     "accounts",
     "projects",
+    "wallet",
 ]
 
 MIDDLEWARE = [

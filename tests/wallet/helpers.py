@@ -1,0 +1,44 @@
+"""Invariant checks shared by the wallet tests."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db.models import Count, Sum
+
+from wallet.models import BALANCE_KINDS, RESERVE_KINDS, EntryKind, Hold, HoldState, LedgerEntry, Wallet
+
+
+def _sum(queryset) -> Decimal:  # type: ignore[no-untyped-def]
+    return queryset.aggregate(total=Sum("amount"))["total"] or Decimal(0)
+
+
+def assert_wallet_invariants(wallet_id: int) -> Wallet:
+    """balance == sum of balance entries; reserved == sum of open holds == -(hold entries);
+    spendable >= 0; each cause charged/held/released at most once; no charge above its hold."""
+    wallet = Wallet.objects.get(pk=wallet_id)
+    entries = LedgerEntry.objects.filter(wallet=wallet)
+    assert wallet.balance == _sum(entries.filter(kind__in=BALANCE_KINDS))
+    assert wallet.reserved == _sum(Hold.objects.filter(wallet=wallet, state=HoldState.OPEN))
+    assert wallet.reserved == -_sum(entries.filter(kind__in=RESERVE_KINDS))
+    assert wallet.balance - wallet.reserved >= 0
+    assert wallet.reserved >= 0
+    repeated = (
+        entries.filter(kind__in=(EntryKind.HOLD, EntryKind.HOLD_RELEASE, EntryKind.BATCH_CHARGE))
+        .values("kind", "cause_type", "cause_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+    )
+    assert not repeated.exists(), list(repeated)
+    for hold in Hold.objects.filter(wallet=wallet):
+        charges = entries.filter(kind=EntryKind.BATCH_CHARGE, cause_type=hold.cause_type, cause_id=hold.cause_id)
+        charged = -_sum(charges)
+        assert charged <= hold.amount
+        if hold.state == HoldState.SETTLED:
+            assert charged == hold.settled_amount
+        else:
+            assert charged == 0
+    last = entries.order_by("-id").first()
+    if last is not None:
+        assert (last.balance_after, last.reserved_after) == (wallet.balance, wallet.reserved)
+    return wallet

@@ -1,0 +1,193 @@
+"""Every write to the wallet: credits, holds, settlements and releases.
+
+Each service runs in one transaction, locks the wallet row first (then, where there is
+one, the hold row: always this order, so two services never deadlock), and writes the
+wallet row together with the ledger entry that explains it.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.models import User
+from core.errors import ServiceError, ValidationFailed
+from wallet.models import CREDIT_KINDS, ZERO, CauseType, EntryKind, Hold, HoldState, LedgerEntry, Wallet
+
+QUANTUM = Decimal("0.000001")
+
+
+class InsufficientCredit(ServiceError):
+    """Spendable credit does not cover the amount. `shortfall` (Decimal) is the missing
+    part; the problem body carries it as a JSON number (`shortfall`)."""
+
+    code = "insufficient_credit"
+
+    def __init__(self, *, shortfall: Decimal) -> None:
+        self.shortfall = shortfall
+        super().__init__(f"Spendable credit is short by {shortfall} USD.", code=self.code, shortfall=float(shortfall))
+
+
+def money_quantize(*, value: Decimal | int | str, field: str = "amount", allow_zero: bool = False) -> Decimal:
+    """The value as a Decimal of 6 places; refuses floats, non-numbers, negatives (and zero
+    unless allowed)."""
+    if isinstance(value, (float, bool)):
+        raise ValidationFailed({field: ["Give money as a Decimal, never a float."]})
+    try:
+        amount = Decimal(value).quantize(QUANTUM, rounding=ROUND_HALF_UP)
+    except (InvalidOperation, TypeError, ValueError):
+        raise ValidationFailed({field: ["Not a number."]}) from None
+    if not amount.is_finite() or amount < 0 or (amount == 0 and not allow_zero):
+        raise ValidationFailed({field: ["Must be positive." if not allow_zero else "Must not be negative."]})
+    return amount
+
+
+def wallet_get_or_create(*, user: User) -> Wallet:
+    """The user's wallet, created empty on first use (safe under concurrent first use)."""
+    wallet, _ = Wallet.objects.get_or_create(user=user)
+    return wallet
+
+
+def _wallet_lock(*, user: User) -> Wallet:
+    """The wallet row locked for this transaction (created first if missing)."""
+    Wallet.objects.get_or_create(user=user)
+    return Wallet.objects.select_for_update().get(user=user)
+
+
+def _entry_write(
+    *, wallet: Wallet, kind: str, amount: Decimal, cause_type: str, cause_id: str, memo: str = ""
+) -> LedgerEntry:
+    """Saves the (already changed) wallet row and the entry that explains the change."""
+    wallet.save(update_fields=["balance", "reserved"])
+    return LedgerEntry.objects.create(
+        wallet=wallet,
+        kind=kind,
+        amount=amount,
+        balance_after=wallet.balance,
+        reserved_after=wallet.reserved,
+        cause_type=cause_type,
+        cause_id=cause_id,
+        memo=memo[:255],
+    )
+
+
+def wallet_credit(
+    *, user: User, amount: Decimal, kind: str, cause_type: str, cause_id: str, memo: str = ""
+) -> LedgerEntry:
+    """Adds credit (top-up, redeem, refund, positive adjustment). Idempotent per
+    (kind, cause_type, cause_id): a repeated cause returns the first entry and credits
+    nothing; a cause already used by another wallet is refused (409 credit_cause_used)."""
+    if kind not in CREDIT_KINDS:
+        raise ValidationFailed({"kind": [f"Not a credit kind: {kind}."]})
+    if cause_type not in CauseType.values or not cause_id:
+        raise ValidationFailed({"cause": ["A known cause type and a cause id are required."]})
+    amount = money_quantize(value=amount)
+    with transaction.atomic():
+        wallet = _wallet_lock(user=user)
+        existing = LedgerEntry.objects.filter(kind=kind, cause_type=cause_type, cause_id=cause_id).first()
+        if existing is not None:
+            if existing.wallet_id != wallet.pk:
+                raise ServiceError(code="credit_cause_used")
+            return existing
+        wallet.balance += amount
+        try:
+            with transaction.atomic():
+                return _entry_write(
+                    wallet=wallet, kind=kind, amount=amount, cause_type=cause_type, cause_id=cause_id, memo=memo
+                )
+        except IntegrityError:
+            # Another wallet took this cause between our check and our insert.
+            raise ServiceError(code="credit_cause_used") from None
+
+
+def hold_place(*, user: User, amount: Decimal, cause_type: str, cause_id: str) -> Hold:
+    """Reserves `amount` of spendable credit for a cause (a job). Idempotent per cause: the
+    same cause returns its existing hold. Refuses with InsufficientCredit (402) when
+    spendable credit is short, changing nothing. An unlimited wallet gets a zero hold."""
+    if cause_type not in CauseType.values or not cause_id:
+        raise ValidationFailed({"cause": ["A known cause type and a cause id are required."]})
+    amount = money_quantize(value=amount)
+    with transaction.atomic():
+        wallet = _wallet_lock(user=user)
+        existing = Hold.objects.filter(cause_type=cause_type, cause_id=cause_id).first()
+        if existing is not None:
+            if existing.wallet_id != wallet.pk:
+                raise ServiceError(code="hold_cause_used")
+            return existing
+        if wallet.unlimited:
+            return Hold.objects.create(wallet=wallet, amount=ZERO, cause_type=cause_type, cause_id=cause_id)
+        if wallet.spendable < amount:
+            raise InsufficientCredit(shortfall=amount - wallet.spendable)
+        hold = Hold.objects.create(wallet=wallet, amount=amount, cause_type=cause_type, cause_id=cause_id)
+        wallet.reserved += amount
+        _entry_write(wallet=wallet, kind=EntryKind.HOLD, amount=-amount, cause_type=cause_type, cause_id=cause_id)
+        return hold
+
+
+def _hold_lock(*, hold: Hold) -> tuple[Wallet, Hold]:
+    """Locks in the one order: the wallet row, then the hold row."""
+    wallet = Wallet.objects.select_for_update().get(pk=hold.wallet_id)
+    return wallet, Hold.objects.select_for_update().get(pk=hold.pk)
+
+
+def _sync(target: Hold, source: Hold) -> None:
+    """Shows the caller's instance the hold as it now is."""
+    for field in ("state", "settled_amount", "charge_entry_id", "resolved_at"):
+        setattr(target, field, getattr(source, field))
+
+
+def hold_settle(*, hold: Hold, amount: Decimal) -> LedgerEntry | None:
+    """Charges min(amount, hold.amount) and releases the rest: a charge never exceeds its
+    hold. Exactly once: settling a settled hold returns the first charge and changes
+    nothing; settling a released hold raises 409 hold_resolved. Returns the batch_charge
+    entry, or None when nothing was charged (a zero charge, an unlimited wallet)."""
+    measured = money_quantize(value=amount, allow_zero=True)
+    with transaction.atomic():
+        wallet, locked = _hold_lock(hold=hold)
+        if locked.state == HoldState.SETTLED:
+            _sync(hold, locked)
+            return locked.charge_entry
+        if locked.state == HoldState.RELEASED:
+            _sync(hold, locked)
+            raise ServiceError("The hold was released; it cannot be settled.", code="hold_resolved")
+        charge = min(measured, locked.amount)
+        cause = {"cause_type": locked.cause_type, "cause_id": locked.cause_id}
+        if locked.amount > 0:
+            wallet.reserved -= locked.amount
+            _entry_write(wallet=wallet, kind=EntryKind.HOLD_RELEASE, amount=locked.amount, **cause)
+        entry: LedgerEntry | None = None
+        if charge > 0:
+            wallet.balance -= charge
+            memo = f"measured {measured}, capped at the hold" if measured > charge else ""
+            entry = _entry_write(wallet=wallet, kind=EntryKind.BATCH_CHARGE, amount=-charge, memo=memo, **cause)
+        locked.state = HoldState.SETTLED
+        locked.settled_amount = charge
+        locked.charge_entry = entry
+        locked.resolved_at = timezone.now()
+        locked.save(update_fields=["state", "settled_amount", "charge_entry", "resolved_at"])
+        _sync(hold, locked)
+        return entry
+
+
+def hold_release(*, hold: Hold) -> Hold:
+    """Releases an open hold without charging. Exactly once: releasing a released or a
+    settled hold changes nothing. Returns the hold as it now is."""
+    with transaction.atomic():
+        wallet, locked = _hold_lock(hold=hold)
+        if locked.state == HoldState.OPEN:
+            if locked.amount > 0:
+                wallet.reserved -= locked.amount
+                _entry_write(
+                    wallet=wallet,
+                    kind=EntryKind.HOLD_RELEASE,
+                    amount=locked.amount,
+                    cause_type=locked.cause_type,
+                    cause_id=locked.cause_id,
+                )
+            locked.state = HoldState.RELEASED
+            locked.resolved_at = timezone.now()
+            locked.save(update_fields=["state", "resolved_at"])
+        _sync(hold, locked)
+        return locked

@@ -30,14 +30,14 @@ def assert_wallet_invariants(wallet_id: int) -> Wallet:
         .filter(n__gt=1)
     )
     assert not repeated.exists(), list(repeated)
+    charged = {
+        row["cause_id"]: -row["total"]
+        for row in entries.filter(kind=EntryKind.BATCH_CHARGE).values("cause_id").annotate(total=Sum("amount"))
+    }
     for hold in Hold.objects.filter(wallet=wallet):
-        charges = entries.filter(kind=EntryKind.BATCH_CHARGE, cause_type=hold.cause_type, cause_id=hold.cause_id)
-        charged = -_sum(charges)
-        assert charged <= hold.amount
-        if hold.state == HoldState.SETTLED:
-            assert charged == hold.settled_amount
-        else:
-            assert charged == 0
+        charge = charged.get(hold.cause_id, Decimal(0))
+        assert charge <= hold.amount
+        assert charge == (hold.settled_amount if hold.state == HoldState.SETTLED else 0)
     last = entries.order_by("-id").first()
     if last is not None:
         assert (last.balance_after, last.reserved_after) == (wallet.balance, wallet.reserved)

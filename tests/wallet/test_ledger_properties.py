@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
-    consumes,
+    initialize,
     invariant,
     multiple,
     rule,
@@ -33,8 +33,11 @@ from wallet.services import (
     wallet_get_or_create,
 )
 
-amounts = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(50), places=6)
-measured = st.decimals(min_value=Decimal(0), max_value=Decimal(80), places=6)
+amounts = st.decimals(min_value=Decimal(1), max_value=Decimal(100), places=6)
+hold_amounts = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(20), places=6)
+# A settlement's measured cost as a multiple of its hold: below, exactly at, and above it.
+below = st.decimals(min_value=0, max_value=Decimal("0.999"), places=3)
+above = st.decimals(min_value=Decimal("1.001"), max_value=3, places=3)
 
 
 class LedgerMachine(RuleBasedStateMachine):
@@ -49,6 +52,10 @@ class LedgerMachine(RuleBasedStateMachine):
         self.expected_balance = Decimal(0)
         self.resolutions: dict[int, str] = {}
         self.credited_codes: set[str] = set()
+
+    @initialize(amount=amounts)
+    def first_top_up(self, amount: Decimal) -> None:
+        self.top_up(amount)
 
     @rule(amount=amounts)
     def top_up(self, amount: Decimal) -> None:
@@ -70,7 +77,7 @@ class LedgerMachine(RuleBasedStateMachine):
         entry = wallet_credit(user=self.user, amount=amount, kind="redeem_credit", cause_type="code", cause_id=code)
         assert entry.cause_id == code  # the first entry back, nothing credited
 
-    @rule(target=holds, amount=amounts)
+    @rule(target=holds, amount=hold_amounts)
     def place(self, amount: Decimal):  # type: ignore[no-untyped-def]
         spendable = assert_wallet_invariants(self.wallet_id).spendable
         if amount > spendable:
@@ -82,8 +89,19 @@ class LedgerMachine(RuleBasedStateMachine):
         assert amount <= spendable
         return hold
 
-    @rule(hold=holds, amount=measured)
-    def settle(self, hold: Hold, amount: Decimal) -> None:
+    @rule(hold=holds, ratio=below)
+    def settle_below(self, hold: Hold, ratio: Decimal) -> None:
+        self._settle(hold, (hold.amount * ratio).quantize(Decimal("0.000001")))
+
+    @rule(hold=holds)
+    def settle_exactly(self, hold: Hold) -> None:
+        self._settle(hold, hold.amount)
+
+    @rule(hold=holds, ratio=above)
+    def settle_above(self, hold: Hold, ratio: Decimal) -> None:
+        self._settle(hold, (hold.amount * ratio).quantize(Decimal("0.000001")) + Decimal("0.000001"))
+
+    def _settle(self, hold: Hold, amount: Decimal) -> None:
         state = Hold.objects.get(pk=hold.pk).state
         if state == HoldState.RELEASED:
             with pytest.raises(ServiceError, match="released") as refused:
@@ -104,10 +122,6 @@ class LedgerMachine(RuleBasedStateMachine):
         if state == HoldState.OPEN:
             self._resolve(hold, "released")
 
-    @rule(hold=consumes(holds))
-    def forget(self, hold: Hold) -> None:
-        """Lets the bundle shrink so new holds get picked too."""
-
     def _resolve(self, hold: Hold, how: str) -> None:
         assert hold.pk not in self.resolutions, "a hold resolved twice"
         self.resolutions[hold.pk] = how
@@ -121,4 +135,4 @@ class LedgerMachine(RuleBasedStateMachine):
 
 @pytest.mark.django_db
 def test_ledger_invariants_hold_under_random_interleavings() -> None:
-    run_state_machine_as_test(LedgerMachine, settings=settings(max_examples=15, stateful_step_count=20, deadline=None))
+    run_state_machine_as_test(LedgerMachine, settings=settings(max_examples=20, stateful_step_count=25, deadline=None))

@@ -1,6 +1,7 @@
 """The operators' admin for accounts, and the development-user command."""
 
 import io
+from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -9,6 +10,7 @@ from accounts.api_keys import api_key_create
 from accounts.models import ApiKey, User
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
+from wallet.selectors import wallet_view_for
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +70,9 @@ def test_create_dev_user_prints_working_credentials(api_client):
     assert ApiKey.objects.get(user__email="dev@example.com").scopes == ["projects:write", "approve"]
     call_command("create_dev_user", "--email", "dev@example.com", stdout=io.StringIO())
     assert User.objects.filter(email="dev@example.com").count() == 1
+    dev = User.objects.get(email="dev@example.com")
+    assert wallet_view_for(user=dev).spendable == Decimal("100")  # granted once, not twice
+    assert "100.000000 USD spendable" in text
 
 
 def test_create_dev_user_refuses_outside_development(settings):

@@ -54,7 +54,7 @@ def write(tmp_path: Path) -> Callable[[str, bytes], Path]:
     return make
 
 
-def refused(path: Path, file_name: str, code: str) -> ServiceError:
+def assert_refused(path: Path, file_name: str, code: str) -> ServiceError:
     with pytest.raises(ServiceError) as caught:
         source_inspect(path=path, file_name=file_name)
     assert caught.value.code == code, caught.value.detail
@@ -144,15 +144,15 @@ def end_record_count_set(data: bytes, count: int) -> bytes:
 
 
 def test_a_zero_byte_file_is_empty(write):
-    refused(write("book.pdf", b""), "book.pdf", "file_empty")
+    assert_refused(write("book.pdf", b""), "book.pdf", "file_empty")
 
 
 def test_a_text_file_named_pdf_is_unsupported(write):
-    refused(write("book.pdf", b"Once upon a time, in plain text.\n"), "book.pdf", "file_type_unsupported")
+    assert_refused(write("book.pdf", b"Once upon a time, in plain text.\n"), "book.pdf", "file_type_unsupported")
 
 
 def test_a_pdf_header_after_the_first_kilobyte_is_not_a_pdf(write):
-    refused(write("book.pdf", b" " * 1024 + pdf_bytes(1)), "book.pdf", "file_type_unsupported")
+    assert_refused(write("book.pdf", b" " * 1024 + pdf_bytes(1)), "book.pdf", "file_type_unsupported")
 
 
 def test_a_pdf_header_within_the_first_kilobyte_is_accepted(write):
@@ -161,7 +161,7 @@ def test_a_pdf_header_within_the_first_kilobyte_is_accepted(write):
 
 
 def test_a_pdf_named_png_is_a_mismatch_naming_both(write):
-    error = refused(write("page.png", pdf_bytes(1)), "page.png", "file_type_mismatch")
+    error = assert_refused(write("page.png", pdf_bytes(1)), "page.png", "file_type_mismatch")
     assert ".png" in error.detail
     assert "PDF" in error.detail
 
@@ -171,17 +171,17 @@ def test_a_pdf_named_png_is_a_mismatch_naming_both(write):
     [(image_bytes("PNG"), "scan.pdf"), (image_bytes("PNG"), "scan.zip"), (zip_bytes([("a.png", b"")]), "a.pdf")],
 )
 def test_content_and_name_of_different_families_are_a_mismatch(write, content, name):
-    refused(write(name, content), name, "file_type_mismatch")
+    assert_refused(write(name, content), name, "file_type_mismatch")
 
 
 @pytest.mark.parametrize("name", ["page.txt", "page", "page.bmp"])
 def test_an_image_with_an_extension_not_accepted_is_unsupported(write, name):
-    refused(write(name, image_bytes("PNG")), name, "file_type_unsupported")
+    assert_refused(write(name, image_bytes("PNG")), name, "file_type_unsupported")
 
 
 def test_an_extension_removed_from_the_settings_is_unsupported(write, settings):
     settings.UPLOAD_EXTENSIONS = [".pdf", ".zip"]
-    refused(write("page.png", image_bytes("PNG")), "page.png", "file_type_unsupported")
+    assert_refused(write("page.png", image_bytes("PNG")), "page.png", "file_type_unsupported")
 
 
 def test_a_png_named_jpg_is_accepted_the_content_decides(write):
@@ -224,36 +224,36 @@ def test_a_few_stray_words_are_not_a_text_layer(write, settings):
 
 def test_a_truncated_pdf_is_corrupt(write):
     content = pdf_bytes(3, text=lambda n: "some words")
-    refused(write("book.pdf", content[: len(content) // 2]), "book.pdf", "file_corrupt")
+    assert_refused(write("book.pdf", content[: len(content) // 2]), "book.pdf", "file_corrupt")
 
 
 def test_garbage_after_the_pdf_header_is_corrupt(write):
-    refused(write("book.pdf", b"%PDF-1.7\n" + os.urandom(4096)), "book.pdf", "file_corrupt")
+    assert_refused(write("book.pdf", b"%PDF-1.7\n" + os.urandom(4096)), "book.pdf", "file_corrupt")
 
 
 def test_a_pdf_needing_a_password_is_refused(write):
-    refused(write("book.pdf", encrypted_pdf_bytes(2)), "book.pdf", "pdf_encrypted")
+    assert_refused(write("book.pdf", encrypted_pdf_bytes(2)), "book.pdf", "pdf_encrypted")
 
 
 def test_a_pdf_encrypted_with_only_an_owner_password_is_refused(write):
     content = encrypted_pdf_bytes(2, text=lambda n: "readable", user_password="")
-    refused(write("book.pdf", content), "book.pdf", "pdf_encrypted")
+    assert_refused(write("book.pdf", content), "book.pdf", "pdf_encrypted")
 
 
 def test_a_pdf_without_pages_is_refused(write):
-    refused(write("book.pdf", pdf_bytes(0)), "book.pdf", "pdf_no_pages")
+    assert_refused(write("book.pdf", pdf_bytes(0)), "book.pdf", "pdf_no_pages")
 
 
 def test_a_pdf_over_the_page_cap_is_refused_with_the_cap(write, settings):
     settings.MAX_PAGES = 2
-    error = refused(write("book.pdf", pdf_bytes(3)), "book.pdf", "too_many_pages")
+    error = assert_refused(write("book.pdf", pdf_bytes(3)), "book.pdf", "too_many_pages")
     assert error.extra["max_pages"] == 2
     assert source_inspect(path=write("book.pdf", pdf_bytes(2)), file_name="book.pdf").page_count == 2
 
 
 def test_a_pdf_tool_running_past_its_timeout_is_refused(write, settings):
     settings.PDF_TOOL_TIMEOUT_SECONDS = 0
-    error = refused(write("book.pdf", pdf_bytes(1)), "book.pdf", "file_corrupt")
+    error = assert_refused(write("book.pdf", pdf_bytes(1)), "book.pdf", "file_corrupt")
     assert "too long" in error.detail
 
 
@@ -272,33 +272,33 @@ def test_a_multi_frame_tiff_counts_each_frame_as_a_page(write, settings):
     inspection = source_inspect(path=write("book.tiff", tiff_frames(3)), file_name="book.tiff")
     assert inspection.page_count == 3
     settings.MAX_PAGES = 2
-    refused(write("book.tiff", tiff_frames(3)), "book.tiff", "too_many_pages")
+    assert_refused(write("book.tiff", tiff_frames(3)), "book.tiff", "too_many_pages")
 
 
 def test_a_png_header_claiming_huge_dimensions_is_refused_before_decoding(write):
-    refused(write("bomb.png", png_claiming(100_000, 100_000)), "bomb.png", "image_too_large")
+    assert_refused(write("bomb.png", png_claiming(100_000, 100_000)), "bomb.png", "image_too_large")
 
 
 def test_pillows_own_bomb_guard_is_a_refusal(write, settings):
     # Pillow's guard is set from IMAGE_MAX_PIXELS at start-up; past it Pillow refuses by
     # itself, even if the setting were raised later.
     settings.IMAGE_MAX_PIXELS = 10**10
-    refused(write("bomb.png", png_claiming(20_000, 20_000)), "bomb.png", "image_too_large")
+    assert_refused(write("bomb.png", png_claiming(20_000, 20_000)), "bomb.png", "image_too_large")
 
 
 def test_a_real_image_over_the_pixel_limit_is_refused(write, settings):
     settings.IMAGE_MAX_PIXELS = 5_000
-    refused(write("page.png", image_bytes("PNG", size=(100, 100))), "page.png", "image_too_large")
+    assert_refused(write("page.png", image_bytes("PNG", size=(100, 100))), "page.png", "image_too_large")
     assert source_inspect(path=write("page.png", image_bytes("PNG", size=(50, 100))), file_name="page.png")
 
 
 def test_a_truncated_jpeg_is_corrupt(write):
     content = image_bytes("JPEG", size=(300, 300), color="red")
-    refused(write("page.jpg", content[: len(content) // 2]), "page.jpg", "file_corrupt")
+    assert_refused(write("page.jpg", content[: len(content) // 2]), "page.jpg", "file_corrupt")
 
 
 def test_a_png_signature_followed_by_garbage_is_corrupt(write):
-    refused(write("page.png", b"\x89PNG\r\n\x1a\n" + os.urandom(500)), "page.png", "file_corrupt")
+    assert_refused(write("page.png", b"\x89PNG\r\n\x1a\n" + os.urandom(500)), "page.png", "file_corrupt")
 
 
 # --- Zip -------------------------------------------------------------------------------------
@@ -329,16 +329,16 @@ def test_a_zip_of_images_lists_them_in_natural_order_without_junk(write, setting
 
 
 def test_an_empty_zip_has_no_images(write):
-    refused(write("book.zip", zip_bytes([])), "book.zip", "zip_no_images")
+    assert_refused(write("book.zip", zip_bytes([])), "book.zip", "zip_no_images")
 
 
 def test_a_zip_of_only_os_junk_has_no_images(write):
     content = zip_bytes([("__MACOSX/._a.png", b"x"), (".DS_Store", b"x"), ("Thumbs.db", b"x"), ("pages/", b"")])
-    refused(write("book.zip", content), "book.zip", "zip_no_images")
+    assert_refused(write("book.zip", content), "book.zip", "zip_no_images")
 
 
 def test_a_damaged_zip_is_corrupt(write):
-    refused(write("book.zip", b"PK\x03\x04" + os.urandom(300)), "book.zip", "file_corrupt")
+    assert_refused(write("book.zip", b"PK\x03\x04" + os.urandom(300)), "book.zip", "file_corrupt")
 
 
 @pytest.mark.parametrize(
@@ -346,7 +346,7 @@ def test_a_damaged_zip_is_corrupt(write):
 )
 def test_a_zip_entry_outside_its_folder_is_unsafe(write, name):
     content = zip_bytes([("page1.png", image_bytes()), (name, image_bytes())])
-    refused(write("book.zip", content), "book.zip", "zip_unsafe")
+    assert_refused(write("book.zip", content), "book.zip", "zip_unsafe")
 
 
 def test_a_zip_entry_that_is_a_symlink_is_unsafe(write):
@@ -354,47 +354,47 @@ def test_a_zip_entry_that_is_a_symlink_is_unsafe(write):
     link.create_system = 3
     link.external_attr = (stat.S_IFLNK | 0o777) << 16
     content = zip_bytes([("page1.png", image_bytes()), (link, b"/etc/passwd")])
-    refused(write("book.zip", content), "book.zip", "zip_unsafe")
+    assert_refused(write("book.zip", content), "book.zip", "zip_unsafe")
 
 
 def test_an_encrypted_zip_entry_is_unsafe(write):
     content = zip_bytes([("page1.png", image_bytes()), ("page2.png", image_bytes())])
-    refused(write("book.zip", encrypted_flag_set(content, "page2.png")), "book.zip", "zip_unsafe")
+    assert_refused(write("book.zip", encrypted_flag_set(content, "page2.png")), "book.zip", "zip_unsafe")
 
 
 def test_a_zip_holding_the_same_name_twice_is_unsafe(write):
     content = zip_bytes([("page1.png", image_bytes()), ("page1.png", image_bytes("PNG", color="black"))])
-    refused(write("book.zip", content), "book.zip", "zip_unsafe")
+    assert_refused(write("book.zip", content), "book.zip", "zip_unsafe")
 
 
 def test_a_highly_compressible_big_entry_is_a_zip_bomb(write):
     content = zip_bytes([("page1.png", image_bytes()), ("page2.png", b"\0" * (5 * 1024 * 1024))])
     assert len(content) < 50_000
-    refused(write("book.zip", content), "book.zip", "zip_too_large")
+    assert_refused(write("book.zip", content), "book.zip", "zip_too_large")
 
 
 def test_a_zip_over_the_uncompressed_total_is_refused(write, settings):
     content = zip_bytes([(f"page{n}.png", noise_png((30, 30))) for n in range(3)], compression=zipfile.ZIP_STORED)
     settings.ZIP_MAX_UNCOMPRESSED_BYTES = 2 * len(noise_png((30, 30)))
-    refused(write("book.zip", content), "book.zip", "zip_too_large")
+    assert_refused(write("book.zip", content), "book.zip", "zip_too_large")
 
 
 def test_a_zip_with_too_many_entries_is_refused(write, settings):
     settings.ZIP_MAX_ENTRIES = 3
     content = zip_bytes([(f"page{n}.png", image_bytes()) for n in range(4)])
-    refused(write("book.zip", content), "book.zip", "zip_too_large")
+    assert_refused(write("book.zip", content), "book.zip", "zip_too_large")
 
 
 def test_a_zip_understating_its_entry_count_is_still_refused(write, settings):
     settings.ZIP_MAX_ENTRIES = 3
     content = end_record_count_set(zip_bytes([(f"page{n}.png", image_bytes()) for n in range(4)]), 1)
-    refused(write("book.zip", content), "book.zip", "zip_too_large")
+    assert_refused(write("book.zip", content), "book.zip", "zip_too_large")
 
 
 def test_an_entry_declaring_fewer_bytes_than_it_holds_is_refused(write):
     png = image_bytes("PNG", size=(200, 200))
     content = zip_bytes([("page1.png", png)], compression=zipfile.ZIP_STORED)
-    refused(
+    assert_refused(
         write("book.zip", central_uncompressed_size_set(content, "page1.png", len(png) // 2)),
         "book.zip",
         "file_corrupt",
@@ -404,13 +404,13 @@ def test_an_entry_declaring_fewer_bytes_than_it_holds_is_refused(write):
 def test_a_bomb_whose_header_claims_a_small_size_is_refused(write):
     content = zip_bytes([("page1.png", b"\0" * (20 * 1024 * 1024))])
     lying = central_uncompressed_size_set(content, "page1.png", 4096)  # passes the ratio check
-    refused(write("book.zip", lying), "book.zip", "file_corrupt")
+    assert_refused(write("book.zip", lying), "book.zip", "file_corrupt")
 
 
 def test_an_entry_declaring_more_bytes_than_it_holds_is_refused(write):
     png = image_bytes("PNG")
     content = zip_bytes([("page1.png", png)], compression=zipfile.ZIP_STORED)
-    refused(
+    assert_refused(
         write("book.zip", central_uncompressed_size_set(content, "page1.png", len(png) + 10)),
         "book.zip",
         "file_corrupt",
@@ -419,13 +419,13 @@ def test_an_entry_declaring_more_bytes_than_it_holds_is_refused(write):
 
 def test_non_image_files_in_a_zip_are_named(write):
     content = zip_bytes([("page1.png", image_bytes()), ("notes.txt", b"hello"), ("cover.pdf", pdf_bytes(1))])
-    error = refused(write("book.zip", content), "book.zip", "zip_entry_unsupported")
+    error = assert_refused(write("book.zip", content), "book.zip", "zip_entry_unsupported")
     assert error.extra["entries"] == ["cover.pdf", "notes.txt"]
 
 
 def test_at_most_twenty_unsupported_entries_are_named(write):
     content = zip_bytes([(f"note{n}.txt", b"x") for n in range(30)])
-    error = refused(write("book.zip", content), "book.zip", "zip_entry_unsupported")
+    error = assert_refused(write("book.zip", content), "book.zip", "zip_entry_unsupported")
     assert len(error.extra["entries"]) == 20
     assert error.extra["entries"][:3] == ["note0.txt", "note1.txt", "note2.txt"]
 
@@ -433,14 +433,14 @@ def test_at_most_twenty_unsupported_entries_are_named(write):
 def test_a_nested_zip_is_an_unsupported_entry(write):
     inner = zip_bytes([("page1.png", image_bytes())])
     content = zip_bytes([("page1.png", image_bytes()), ("more.zip", inner)])
-    error = refused(write("book.zip", content), "book.zip", "zip_entry_unsupported")
+    error = assert_refused(write("book.zip", content), "book.zip", "zip_entry_unsupported")
     assert error.extra["entries"] == ["more.zip"]
 
 
 def test_a_zip_or_pdf_named_as_an_image_inside_a_zip_is_unsupported(write):
     inner = zip_bytes([("page1.png", image_bytes())])
     content = zip_bytes([("page1.png", image_bytes()), ("page2.png", inner), ("page3.jpg", pdf_bytes(1))])
-    error = refused(write("book.zip", content), "book.zip", "zip_entry_unsupported")
+    error = assert_refused(write("book.zip", content), "book.zip", "zip_entry_unsupported")
     assert error.extra["entries"] == ["page2.png", "page3.jpg"]
 
 
@@ -448,20 +448,20 @@ def test_a_damaged_image_in_a_zip_is_corrupt(write):
     png = bytearray(image_bytes("PNG", size=(100, 100)))
     png[45:60] = b"\xff" * 15  # inside the IDAT chunk: its checksum no longer matches
     content = zip_bytes([("page1.png", image_bytes()), ("page2.png", bytes(png))])
-    refused(write("book.zip", content), "book.zip", "file_corrupt")
+    assert_refused(write("book.zip", content), "book.zip", "file_corrupt")
 
 
 def test_an_image_in_a_zip_over_the_pixel_limit_is_refused(write, settings):
     content = zip_bytes([("page1.png", image_bytes()), ("page2.png", png_claiming(100_000, 100_000))])
-    refused(write("book.zip", content), "book.zip", "image_too_large")
+    assert_refused(write("book.zip", content), "book.zip", "image_too_large")
     settings.IMAGE_MAX_PIXELS = 1_000
-    refused(write("book.zip", zip_bytes([("page1.png", image_bytes())])), "book.zip", "image_too_large")
+    assert_refused(write("book.zip", zip_bytes([("page1.png", image_bytes())])), "book.zip", "image_too_large")
 
 
 def test_a_zip_with_more_images_than_pages_allowed_is_refused(write, settings):
     settings.MAX_PAGES = 2
     content = zip_bytes([(f"page{n}.png", image_bytes()) for n in range(3)])
-    error = refused(write("book.zip", content), "book.zip", "too_many_pages")
+    error = assert_refused(write("book.zip", content), "book.zip", "too_many_pages")
     assert error.extra["max_pages"] == 2
 
 
@@ -495,10 +495,10 @@ def test_a_folder_with_other_files_is_refused(tmp_path):
     (tmp_path / "page1.png").write_bytes(image_bytes())
     (tmp_path / "notes.txt").write_bytes(b"hello")
     (tmp_path / "page2.png").write_bytes(pdf_bytes(1))
-    error = refused(tmp_path, "book", "zip_entry_unsupported")
+    error = assert_refused(tmp_path, "book", "zip_entry_unsupported")
     assert error.extra["entries"] == ["notes.txt"]
     (tmp_path / "notes.txt").unlink()
-    error = refused(tmp_path, "book", "zip_entry_unsupported")
+    error = assert_refused(tmp_path, "book", "zip_entry_unsupported")
     assert error.extra["entries"] == ["page2.png"]
 
 
@@ -508,18 +508,18 @@ def test_a_folder_holding_a_link_is_unsafe(tmp_path):
     folder = tmp_path / "book"
     folder.mkdir()
     (folder / "page1.png").symlink_to(outside)
-    refused(folder, "book", "zip_unsafe")
+    assert_refused(folder, "book", "zip_unsafe")
 
 
 def test_an_empty_folder_has_no_images(tmp_path):
     folder = tmp_path / "book"
     folder.mkdir()
-    refused(folder, "book", "zip_no_images")
+    assert_refused(folder, "book", "zip_no_images")
 
 
 def test_a_damaged_image_in_a_folder_is_corrupt(tmp_path):
     (tmp_path / "page1.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)
-    refused(tmp_path, "book", "file_corrupt")
+    assert_refused(tmp_path, "book", "file_corrupt")
 
 
 # --- Natural sort ----------------------------------------------------------------------------

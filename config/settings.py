@@ -330,6 +330,7 @@ THROTTLE_RATES = {
     "anonymous": env.str("THROTTLE_ANONYMOUS", default="60/min"),
     "estimate": env.str("THROTTLE_ESTIMATE", default="10/min"),
     "password": env.str("THROTTLE_PASSWORD", default="10/min"),
+    "redeem": env.str("THROTTLE_REDEEM", default="10/min"),
 }
 
 SPECTACULAR_SETTINGS = {
@@ -358,6 +359,37 @@ SPECTACULAR_SETTINGS = {
         "LanguageCodeEnum": TARGET_LANGUAGES,
     },
 }
+
+# --- Billing --------------------------------------------------------------------------
+
+# The price table: tiers of measured engine cost per page, "upTo:expected:ceiling" USD per
+# page, comma-separated, the last tier's upTo "-" (no bound). A calibrated book falls in the
+# first tier whose upTo covers its measured cost per page; its estimate (and hold) is pages x
+# the tier's ceiling rate, its expected cost pages x the expected rate. Empty: no table, and
+# both figures are pages x the measured cost per page. See docs/billing.md.
+PRICE_TIERS = env.str("PRICE_TIERS", default="0.002:0.0015:0.003,0.01:0.006:0.012,0.03:0.02:0.036,-:0.05:0.08")
+# The first (calibration) batch has no dollar estimate: its hold is this, or the spendable
+# credit if that is less.
+CALIBRATION_HOLD_USD = env.str("CALIBRATION_HOLD_USD", default="0.50")
+TOP_UP_MIN_USD = env.str("TOP_UP_MIN_USD", default="1")
+TOP_UP_MAX_USD = env.str("TOP_UP_MAX_USD", default="10000")
+# Stripe (card top-ups). STRIPE_API_BASE points the stripe library elsewhere (tests).
+STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
+STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
+STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="")
+# Crypto top-ups through a BTCPay Server store (Greenfield API); empty URL: disabled.
+BTCPAY_URL = env.str("BTCPAY_URL", default="").rstrip("/")
+BTCPAY_API_KEY = env.str("BTCPAY_API_KEY", default="")
+BTCPAY_STORE_ID = env.str("BTCPAY_STORE_ID", default="")
+BTCPAY_WEBHOOK_SECRET = env.str("BTCPAY_WEBHOOK_SECRET", default="")
+CRYPTO_COINS = env.list("CRYPTO_COINS", default=["BTC"])
+PAYMENT_HTTP_TIMEOUT_SECONDS = env.float("PAYMENT_HTTP_TIMEOUT_SECONDS", default=15.0)
+LOW_BALANCE_ALERT_REPEAT_HOURS = env.int("LOW_BALANCE_ALERT_REPEAT_HOURS", default=24)
+
+# Outgoing email (low-balance alerts, failed auto top-ups): an EMAIL_URL such as
+# smtp+tls://user:password@mail.example.com:587; the default prints mail to the console.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Book Translation Service <noreply@localhost>")
 
 # --- Background work ------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("", include("accounts.urls")),
     path("", include("projects.urls")),
+    path("", include("wallet.urls")),
     # Last: any other /v1 address is a problem+json 404, even with DEBUG on.
     re_path(r"^.*$", errors.api_not_found),
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -22,3 +24,21 @@ class UploadLimitsSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "UploadLimits"
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """The serializer's validated data; a 400 validation_error problem otherwise."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+@extend_schema_field(OpenApiTypes.DOUBLE)
+class MoneyField(serializers.DecimalField):
+    """USD as a JSON number (the contract's double), exact to 6 places in the code."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_digits", 18)
+        kwargs.setdefault("decimal_places", 6)
+        kwargs.setdefault("coerce_to_string", False)
+        super().__init__(**kwargs)

@@ -22,7 +22,7 @@ from accounts.authentication import request_user
 from core.idempotency import idempotent
 from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
-from core.serializers import UploadLimitsSerializer
+from core.serializers import UploadLimitsSerializer, validated
 from core.throttling import ClientAddressRateThrottle
 from projects import selectors, services, uploads
 from projects.models import Project
@@ -47,12 +47,6 @@ UPLOAD_DESCRIPTION = (
     "multipart/form-data with the file in the part `file`. The content is checked (magic bytes, "
     "then the real parser), whatever the name or Content-Type says; see GET /v1/uploads/limits."
 )
-
-
-def validated(serializer_class: type, data: Any) -> dict[str, Any]:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def received_file(request: Request) -> Any:

@@ -160,6 +160,9 @@ class Page(models.Model):
     source_language_override = models.CharField(max_length=8, null=True, blank=True)
     status = models.CharField(max_length=12, choices=PageStatus.choices, default=PageStatus.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
+    cost_usd = models.DecimalField(
+        max_digits=18, decimal_places=6, null=True, blank=True, help_text="measured engine cost of its translation"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -26,3 +26,28 @@ register(
     "Hold cause already used",
     "This cause (a job) already has a hold on another wallet.",
 )
+register(
+    "manual_top_up_disabled",
+    403,
+    "Manual top-ups are disabled",
+    "Instant manual credit exists only on development deployments; pay by card or crypto.",
+)
+register(
+    "payment_method_unavailable",
+    403,
+    "Payment method unavailable",
+    "This deployment has no provider configured for the payment method; try another method.",
+)
+register(
+    "payment_provider_error",
+    502,
+    "Payment provider unavailable",
+    "The payment provider could not be reached or answered with an error; nothing was charged. Retry later.",
+)
+register(
+    "spending_ceiling_reached",
+    402,
+    "Monthly spending ceiling reached",
+    "The batch would take this calendar month's spending (UTC) past the ceiling you set; raise or clear the "
+    "ceiling, or wait for next month. `ceilingUsd`, `spentThisMonthUsd` and `estimatedUsd` give the figures.",
+)

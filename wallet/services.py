@@ -15,6 +15,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
 from wallet.models import CREDIT_KINDS, ZERO, CauseType, EntryKind, Hold, HoldState, LedgerEntry, Wallet
+from wallet.signals import credit_landed
 
 QUANTUM = Decimal("0.000001")
 
@@ -56,6 +57,14 @@ def _wallet_lock(*, user: User) -> Wallet:
     return Wallet.objects.select_for_update().get(user=user)
 
 
+def _balance_watch_on_commit(*, wallet: Wallet) -> None:
+    """After a debit: the low-balance alert and auto top-up look at the wallet once the
+    transaction commits (wallet.alerts imports these services, hence the late import)."""
+    from wallet.alerts import balance_watch_on_commit
+
+    balance_watch_on_commit(wallet_id=wallet.pk)
+
+
 def _entry_write(
     *, wallet: Wallet, kind: str, amount: Decimal, cause_type: str, cause_id: str, memo: str = ""
 ) -> LedgerEntry:
@@ -94,12 +103,15 @@ def wallet_credit(
         wallet.balance += amount
         try:
             with transaction.atomic():
-                return _entry_write(
+                entry = _entry_write(
                     wallet=wallet, kind=kind, amount=amount, cause_type=cause_type, cause_id=cause_id, memo=memo
                 )
         except IntegrityError:
             # Another wallet took this cause between our check and our insert.
             raise ServiceError(code="credit_cause_used") from None
+        user_id = user.pk
+        transaction.on_commit(lambda: credit_landed.send(sender=Wallet, user_id=user_id, amount=amount))
+        return entry
 
 
 def hold_place(*, user: User, amount: Decimal, cause_type: str, cause_id: str) -> Hold:
@@ -123,6 +135,7 @@ def hold_place(*, user: User, amount: Decimal, cause_type: str, cause_id: str) -
         hold = Hold.objects.create(wallet=wallet, amount=amount, cause_type=cause_type, cause_id=cause_id)
         wallet.reserved += amount
         _entry_write(wallet=wallet, kind=EntryKind.HOLD, amount=-amount, cause_type=cause_type, cause_id=cause_id)
+        _balance_watch_on_commit(wallet=wallet)
         return hold
 
 
@@ -162,6 +175,7 @@ def hold_settle(*, hold: Hold, amount: Decimal) -> LedgerEntry | None:
             wallet.balance -= charge
             memo = f"measured {measured}, capped at the hold" if measured > charge else ""
             entry = _entry_write(wallet=wallet, kind=EntryKind.BATCH_CHARGE, amount=-charge, memo=memo, **cause)
+            _balance_watch_on_commit(wallet=wallet)
         locked.state = HoldState.SETTLED
         locked.settled_amount = charge
         locked.charge_entry = entry

@@ -1,0 +1,150 @@
+"""What happens when credit runs low: the low-balance email and auto top-up.
+
+After every debit (a hold, a charge) and every change of the preferences,
+`balance_watch_on_commit` looks at the wallet once the transaction has committed and, only
+when a rule applies, queues the work on a worker:
+- the low-balance email, when the balance is at or below the alert threshold, at most once
+  per LOW_BALANCE_ALERT_REPEAT_HOURS (the time of the last one is kept on the preferences
+  row, updated in the transaction that sends it);
+- auto top-up, when spendable credit is at or below its threshold: one pending auto top-up
+  at a time (a partial unique index), never past the monthly cap, charging the primary
+  saved card off-session. A failure is recorded as a failed top-up and the owner is
+  emailed; after a failure no new attempt is made for AUTO_TOP_UP_RETRY_AFTER, so a
+  declined card is not retried on every batch.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
+from wallet.selectors import auto_top_ups_this_month
+from wallet.topups import reference_new
+
+logger = logging.getLogger(__name__)
+
+AUTO_TOP_UP_RETRY_AFTER = timedelta(hours=24)
+
+
+def balance_watch_on_commit(*, wallet_id: int) -> None:
+    """Runs `balance_watch` once the current transaction commits."""
+    transaction.on_commit(lambda: balance_watch(wallet_id=wallet_id))
+
+
+def balance_watch(*, wallet_id: int) -> None:
+    """Queues the low-balance email and an auto top-up when their rules apply (a cheap
+    read; the tasks check again under a lock)."""
+    from wallet import tasks
+
+    wallet = Wallet.objects.filter(pk=wallet_id).first()
+    prefs = WalletSettings.objects.filter(wallet_id=wallet_id).first()
+    if wallet is None or prefs is None or wallet.unlimited:
+        return
+    if _low_balance_alert_due(wallet=wallet, prefs=prefs):
+        tasks.low_balance_alert_send.delay(wallet_id)
+    threshold = prefs.auto_top_up_threshold
+    if prefs.auto_top_up_enabled and threshold is not None and wallet.spendable <= threshold:
+        tasks.auto_top_up_start.delay(wallet_id)
+
+
+def _low_balance_alert_due(*, wallet: Wallet, prefs: WalletSettings) -> bool:
+    threshold = prefs.low_balance_threshold
+    if threshold is None or wallet.balance > threshold:
+        return False
+    repeat = timedelta(hours=settings.LOW_BALANCE_ALERT_REPEAT_HOURS)
+    return prefs.low_balance_alerted_at is None or timezone.now() - prefs.low_balance_alerted_at >= repeat
+
+
+def low_balance_alert_send(*, wallet_id: int) -> bool:
+    """Emails the owner that the balance is low, unless one was sent within the repeat
+    window. The preferences row is locked and the time recorded in the same transaction as
+    the send, so two workers never both send; a failed send changes nothing (the task
+    retries). Returns whether an email went out."""
+    with transaction.atomic():
+        prefs = WalletSettings.objects.select_for_update().filter(wallet_id=wallet_id).first()
+        wallet = Wallet.objects.select_related("user").filter(pk=wallet_id).first()
+        if (
+            prefs is None
+            or wallet is None
+            or wallet.unlimited
+            or not _low_balance_alert_due(wallet=wallet, prefs=prefs)
+        ):
+            return False
+        send_mail(
+            subject=f"Your balance is low: {wallet.balance:.2f} USD",
+            message=(
+                f"Your prepaid balance is {wallet.balance:.2f} USD, at or below the alert threshold of "
+                f"{prefs.low_balance_threshold:.2f} USD you set.\n\n"
+                "Books that run out of credit pause and resume by themselves after a top-up.\n"
+                f"Top up: {settings.APP_URL}/wallet\n\n"
+                "You receive this at most once a day; change or turn off the alert in your wallet settings."
+            ),
+            from_email=settings.DEFAULT_FROM_EMAIL,
+            recipient_list=[wallet.user.email],
+        )
+        prefs.low_balance_alerted_at = timezone.now()
+        prefs.save(update_fields=["low_balance_alerted_at"])
+        logger.info("low-balance alert sent for wallet %s", wallet_id)
+        return True
+
+
+def auto_top_up_start(*, wallet_id: int) -> TopUp | None:
+    """Charges the primary saved card for the auto top-up amount when spendable credit is
+    at or below the threshold, and returns the top-up (None when no rule applies)."""
+    from wallet import stripe_gateway
+
+    with transaction.atomic():
+        wallet = Wallet.objects.select_for_update().select_related("user").get(pk=wallet_id)
+        prefs = WalletSettings.objects.filter(wallet=wallet).first()
+        if wallet.unlimited or prefs is None:
+            return None
+        threshold, amount = prefs.auto_top_up_threshold, prefs.auto_top_up_amount
+        if threshold is None or amount is None or wallet.spendable > threshold:
+            return None
+        user = wallet.user
+        auto = TopUp.objects.filter(user=user, origin=TopUpOrigin.AUTO)
+        if auto.filter(status=TopUpStatus.PENDING).exists():
+            return None
+        if auto.filter(status=TopUpStatus.FAILED, created_at__gte=timezone.now() - AUTO_TOP_UP_RETRY_AFTER).exists():
+            return None
+        cap = prefs.auto_top_up_monthly_cap
+        if cap is not None and auto_top_ups_this_month(user=user) + amount > cap:
+            logger.info("auto top-up for wallet %s skipped: the monthly cap is reached", wallet_id)
+            return None
+        card = SavedCard.objects.filter(user=user, is_primary=True).first()
+        if card is None:
+            return None
+        top_up = TopUp.objects.create(
+            reference=reference_new(),
+            user=user,
+            method=TopUpMethod.CARD,
+            origin=TopUpOrigin.AUTO,
+            amount=amount,
+            saved_card=card,
+        )
+    top_up = stripe_gateway.saved_card_charge(top_up=top_up, card=card)
+    if top_up.status == TopUpStatus.FAILED:
+        _auto_top_up_failure_tell(top_up=top_up)
+    return top_up
+
+
+def _auto_top_up_failure_tell(*, top_up: TopUp) -> None:
+    logger.warning("auto top-up %s failed: %s", top_up.reference, top_up.message)
+    send_mail(
+        subject="Your automatic top-up failed",
+        message=(
+            f"We tried to add {top_up.amount:.2f} USD to your balance with your saved card, and it failed:\n"
+            f"{top_up.message}\n\n"
+            "We will not try again for a day. Update your card or top up by hand: "
+            f"{settings.APP_URL}/wallet"
+        ),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        recipient_list=[top_up.user.email],
+        fail_silently=True,
+    )

@@ -1,0 +1,142 @@
+"""Wire shapes of the wallet: the Wallet view, the Top-up view, the ledger, the request
+bodies. Money is a JSON number (`MoneyField`), exact to 6 places in the code."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from core.serializers import MoneyField
+from wallet.models import LedgerEntry, TopUp, TopUpMethod
+
+
+class WalletViewSerializer(serializers.Serializer):
+    balance_usd = MoneyField(help_text="Settled prepaid credit; meaningless when unlimited.")
+    currency = serializers.CharField(default="USD", help_text="Always USD.")
+    unlimited = serializers.BooleanField(help_text="A whitelisted account: work included, no charge.")
+    low_balance = serializers.BooleanField(
+        help_text="The balance is at or below the low-balance alert threshold; always false when unlimited."
+    )
+    spendable_usd = MoneyField(help_text="Balance minus reserved: the figure the affordability gate uses.")
+    reserved_usd = MoneyField(help_text="Held against queued or running jobs; always 0 when unlimited.")
+    auto_top_up_threshold_usd = MoneyField(allow_null=True, help_text="Null when auto top-up is disabled.")
+    auto_top_up_amount_usd = MoneyField(allow_null=True, help_text="Null when auto top-up is disabled.")
+    auto_top_up_monthly_cap_usd = MoneyField(allow_null=True, help_text="Null means no cap.")
+    low_balance_alert_threshold_usd = MoneyField(allow_null=True, help_text="Null when the alert is disabled.")
+    monthly_spending_ceiling_usd = MoneyField(allow_null=True, help_text="Null when there is no ceiling.")
+    spent_this_month_usd = MoneyField(help_text="Batch charges this calendar month (UTC).")
+
+    class Meta:
+        ref_name = "WalletView"
+
+
+class TopUpViewSerializer(serializers.Serializer):
+    amount = MoneyField(help_text="USD the top-up is for.")
+    balance = MoneyField(help_text="The wallet balance now; post-credit once confirmed.")
+    credited_amount = MoneyField(allow_null=True, help_text="Null while pending or failed.")
+    checkout_url = serializers.CharField(allow_null=True, help_text="Hosted checkout; null when credit is immediate.")
+    crypto_address = serializers.CharField(allow_null=True, help_text="Deposit address of a pending crypto checkout.")
+    crypto_amount = serializers.CharField(allow_null=True, help_text="Exact coin amount to send to cryptoAddress.")
+    crypto_coin = serializers.CharField(allow_null=True, help_text="Coin the invoice resolved.")
+    currency = serializers.CharField(default="USD")
+    message = serializers.CharField(help_text="Human-readable result.")
+    method = serializers.ChoiceField(choices=TopUpMethod.choices)
+    reference = serializers.CharField(help_text="Opaque; poll GET /v1/wallet/top-up/{reference}.")
+    status = serializers.ChoiceField(choices=["confirmed", "pending", "failed", "cancelled", "expired"])
+    created_utc = serializers.DateTimeField(source="created_at")
+    expires_utc = serializers.DateTimeField(
+        source="expires_at", allow_null=True, help_text="When a pending checkout lapses."
+    )
+
+    class Meta:
+        ref_name = "TopUpView"
+
+    @classmethod
+    def of(cls, top_up: TopUp, *, balance: Any) -> dict[str, Any]:
+        """The view of a top-up with the owner's balance beside it."""
+        data = {field: getattr(top_up, field) for field in cls._declared_fields if hasattr(top_up, field)}
+        data.update(balance=balance, currency="USD", created_at=top_up.created_at, expires_at=top_up.expires_at)
+        return dict(cls(data).data)
+
+
+class TopUpInputSerializer(serializers.Serializer):
+    amount = MoneyField(help_text="USD, between TOP_UP_MIN_USD and TOP_UP_MAX_USD.")
+    method = serializers.ChoiceField(choices=TopUpMethod.choices, default=TopUpMethod.MANUAL)
+    coin = serializers.CharField(
+        required=False, allow_null=True, max_length=16, help_text="Crypto only: the coin ticker (default BTC)."
+    )
+    saved_card_id = serializers.UUIDField(
+        required=False, allow_null=True, help_text="Card only: charge this saved card at once; omit for a checkout."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        method = attrs.get("method", TopUpMethod.MANUAL)
+        if attrs.get("coin") and method != TopUpMethod.CRYPTO:
+            raise serializers.ValidationError({"coin": "Only a crypto top-up takes a coin."})
+        if attrs.get("saved_card_id") and method != TopUpMethod.CARD:
+            raise serializers.ValidationError({"saved_card_id": "Only a card top-up takes a saved card."})
+        return attrs
+
+
+class LedgerEntrySerializer(serializers.ModelSerializer):
+    amount_usd = MoneyField(source="amount", help_text="Signed change to spendable credit.")
+    balance_after_usd = MoneyField(source="balance_after")
+    reserved_after_usd = MoneyField(source="reserved_after")
+    created_utc = serializers.DateTimeField(source="created_at")
+
+    class Meta:
+        model = LedgerEntry
+        fields = [
+            "id",
+            "kind",
+            "amount_usd",
+            "balance_after_usd",
+            "reserved_after_usd",
+            "cause_type",
+            "cause_id",
+            "memo",
+            "created_utc",
+        ]
+        ref_name = "LedgerEntry"
+
+
+class AutoTopUpInputSerializer(serializers.Serializer):
+    threshold = MoneyField(allow_null=True, min_value=0, help_text="Spendable credit at which to top up.")
+    amount = MoneyField(allow_null=True, help_text="USD to charge each time.")
+    monthly_cap = MoneyField(
+        allow_null=True, required=False, default=None, help_text="At most this much auto top-up per calendar month."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if (attrs["threshold"] is None) != (attrs["amount"] is None):
+            raise serializers.ValidationError(
+                {"non_field_errors": "Give threshold and amount both (enable) or both null (disable)."}
+            )
+        low, high = Decimal(settings.TOP_UP_MIN_USD), Decimal(settings.TOP_UP_MAX_USD)
+        amount = attrs["amount"]
+        if amount is not None and not low <= amount <= high:
+            raise serializers.ValidationError({"amount": f"An auto top-up is between {low} and {high} USD."})
+        cap = attrs.get("monthly_cap")
+        if cap is not None and cap <= 0:
+            raise serializers.ValidationError({"monthly_cap": "Must be positive, or null for no cap."})
+        return attrs
+
+
+class LowBalanceAlertInputSerializer(serializers.Serializer):
+    threshold = MoneyField(
+        allow_null=True, required=False, default=None, min_value=0, help_text="Null or omitted disables the alert."
+    )
+
+
+class SpendingCeilingInputSerializer(serializers.Serializer):
+    ceiling = MoneyField(
+        allow_null=True, required=False, default=None, help_text="USD per calendar month (UTC); null disables."
+    )
+
+    def validate_ceiling(self, value: Any) -> Any:
+        if value is not None and value <= 0:
+            raise serializers.ValidationError("Must be positive, or null for no ceiling.")
+        return value

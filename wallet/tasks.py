@@ -1,0 +1,28 @@
+"""Background work of the wallet: thin Celery tasks that call the alert services. Both
+check their rule again under a lock, so a duplicate message does nothing."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from wallet import alerts
+
+
+@shared_task(
+    name="wallet.tasks.low_balance_alert_send",
+    autoretry_for=(OSError,),
+    retry_backoff=30,
+    max_retries=8,
+)
+def low_balance_alert_send(wallet_id: int) -> bool:
+    """Email the owner that the balance is low (at most once per repeat window); a mail
+    server that is down is retried with growing delays."""
+    return alerts.low_balance_alert_send(wallet_id=wallet_id)
+
+
+@shared_task(name="wallet.tasks.auto_top_up_start")
+def auto_top_up_start(wallet_id: int) -> str | None:
+    """Charge the primary saved card when spendable credit fell to the auto top-up
+    threshold; returns the top-up's reference, if one was made."""
+    top_up = alerts.auto_top_up_start(wallet_id=wallet_id)
+    return top_up.reference if top_up else None

@@ -1,0 +1,16 @@
+from django.urls import path
+
+from wallet import api
+
+urlpatterns = [
+    path("wallet", api.WalletView.as_view(), name="wallet"),
+    path("wallet/ledger", api.LedgerView.as_view(), name="wallet-ledger"),
+    path("wallet/top-up", api.TopUpView.as_view(), name="wallet-top-up"),
+    path("wallet/top-up/<str:reference>", api.TopUpDetailView.as_view(), name="wallet-top-up-detail"),
+    path("wallet/auto-top-up", api.AutoTopUpView.as_view(), name="wallet-auto-top-up"),
+    path("wallet/low-balance-alert", api.LowBalanceAlertView.as_view(), name="wallet-low-balance-alert"),
+    path("wallet/spending-ceiling", api.SpendingCeilingView.as_view(), name="wallet-spending-ceiling"),
+    # Redeem codes (wallet/api_redeem.py):
+    # Stripe: saved cards and the webhook (wallet/api_stripe.py):
+    # BTCPay: the webhook (wallet/api_btcpay.py):
+]

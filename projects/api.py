@@ -25,6 +25,7 @@ from core.openapi import problem_responses
 from core.serializers import UploadLimitsSerializer, validated
 from core.throttling import ClientAddressRateThrottle
 from projects import selectors, services, uploads
+from projects.billing import project_batch_quote
 from projects.models import Project
 from projects.normalize import project_normalize
 from projects.serializers import (
@@ -42,6 +43,7 @@ from projects.serializers import (
     UploadInputSerializer,
     UploadResultSerializer,
 )
+from wallet.serializers import BatchQuoteSerializer
 
 UPLOAD_DESCRIPTION = (
     "multipart/form-data with the file in the part `file`. The content is checked (magic bytes, "
@@ -206,6 +208,21 @@ class ProjectNormalizeView(APIView):
         project = owned_project(request, project_id)
         project = project_normalize(project=project)
         return Response(ProjectSerializer(selectors.project_with_pages(project=project)).data)
+
+
+class BatchQuoteView(APIView):
+    @extend_schema(
+        operation_id="projects_batch_quote",
+        tags=["projects"],
+        responses={200: BatchQuoteSerializer},
+        description="What the next batch of the ladder would cover and cost, against the wallet as it is now. "
+        "The first batch is calibration (estimable false, no dollar estimate, a positive balance needed); "
+        "afterwards estimatedUsd is pages x the ceiling rate of the book's price tier, the figure the gate "
+        "and the hold use. See docs/billing.md.",
+    )
+    def get(self, request: Request, project_id: str) -> Response:
+        quote = project_batch_quote(project=owned_project(request, project_id))
+        return Response(BatchQuoteSerializer(quote).data)
 
 
 class PageListView(APIView):

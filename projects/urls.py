@@ -9,6 +9,7 @@ urlpatterns = [
     path("projects", api.ProjectListView.as_view(), name="projects"),
     path("projects/<uuid:project_id>", api.ProjectDetailView.as_view(), name="project-detail"),
     path("projects/<uuid:project_id>/normalize", api.ProjectNormalizeView.as_view(), name="project-normalize"),
+    path("projects/<uuid:project_id>/batch-quote", api.BatchQuoteView.as_view(), name="project-batch-quote"),
     path("projects/<uuid:project_id>/pages", api.PageListView.as_view(), name="pages"),
     path("projects/<uuid:project_id>/pages/selection", api.PageSelectionView.as_view(), name="pages-selection"),
     path("projects/<uuid:project_id>/pages/<uuid:page_id>", api.PageDetailView.as_view(), name="page-detail"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import factory
 
 from accounts.models import User
+from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
 
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
 
@@ -22,3 +23,40 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj: User, create: bool, extracted: object, **kwargs: object) -> None:  # noqa: N805
         if create:
             obj.save()
+
+
+class ProjectFactory(factory.django.DjangoModelFactory):
+    """A normalized book (Calibrating) with no pages; add them with `pages_add`."""
+
+    class Meta:
+        model = Project
+
+    owner = factory.SubFactory(UserFactory)
+    name = factory.Sequence(lambda n: f"Book {n}")
+    target_language_code = "fr"
+    status = ProjectStatus.CALIBRATING
+    source_kind = SourceKind.PDF
+    source_file_name = "book.pdf"
+    source_object_key = factory.LazyAttribute(lambda project: f"uploads/{project.owner.pk}/book.pdf")
+    normalize_state = NormalizeState.DONE
+
+
+def pages_add(project: Project, count: int, **fields: object) -> list[Page]:
+    """`count` more pages at the end of the book (rows only: no image files)."""
+    start = project.pages.count() + 1
+    pages = [
+        Page(
+            project=project,
+            index=index,
+            source_name=f"book.pdf#page={index}",
+            image_key=f"projects/{project.pk}/pages/{index}.png",
+            thumbnail_key=f"projects/{project.pk}/thumbs/{index}.png",
+            width=1240,
+            height=1754,
+            **fields,
+        )
+        for index in range(start, start + count)
+    ]
+    created = Page.objects.bulk_create(pages)
+    Project.objects.filter(pk=project.pk).update(source_page_count=start + count - 1)
+    return created

@@ -51,3 +51,9 @@ register(
     "The batch would take this calendar month's spending (UTC) past the ceiling you set; raise or clear the "
     "ceiling, or wait for next month. `ceilingUsd`, `spentThisMonthUsd` and `estimatedUsd` give the figures.",
 )
+register(
+    "nothing_to_process",
+    409,
+    "Nothing to process",
+    "The book has no included page waiting to be translated.",
+)

@@ -73,6 +73,8 @@ def auto_top_ups_this_month(*, user: User) -> Decimal:
 
 def wallet_settings_of(*, wallet: Wallet) -> WalletSettings:
     """The wallet's billing preferences (an unsaved empty row when none were set)."""
+    if wallet.pk is None:
+        return WalletSettings()
     found = WalletSettings.objects.filter(wallet=wallet).first()
     return found or WalletSettings(wallet=wallet)
 

@@ -140,3 +140,38 @@ class SpendingCeilingInputSerializer(serializers.Serializer):
         if value is not None and value <= 0:
             raise serializers.ValidationError("Must be positive, or null for no ceiling.")
         return value
+
+
+class BatchQuoteSerializer(serializers.Serializer):
+    can_start = serializers.BooleanField(
+        help_text="Always true when unlimited; otherwise needs a positive spendable balance and, once estimable, "
+        "an estimate not above it (and within the monthly spending ceiling)."
+    )
+    balance_usd = MoneyField(source="balance", help_text="The current balance.")
+    spendable_usd = MoneyField(source="spendable", help_text="Balance minus reserved: what the gate compares.")
+    estimated_usd = MoneyField(
+        source="estimated",
+        help_text="Committed never-exceed cost at the tier-ceiling rate; what the gate and the hold use.",
+    )
+    expected_usd = MoneyField(
+        source="expected", help_text="About-cost at the expected rate; equals estimatedUsd with no price table."
+    )
+    estimable = serializers.BooleanField(
+        help_text="False until a page of this book has been measured: the first (calibration) batch runs "
+        "without a dollar estimate."
+    )
+    page_count = serializers.IntegerField(help_text="Pages the next batch covers; 0 if none are pending.")
+    explanation = serializers.CharField(help_text="The calibration state, the tier, or why it is blocked.")
+    cost_per_page_usd = MoneyField(source="cost_per_page", help_text="Measured USD per page; 0 until calibrated.")
+    target_language = serializers.CharField()
+    unlimited = serializers.BooleanField()
+    blocked_on = serializers.ChoiceField(
+        source="blocked_by",
+        choices=["credit", "spending_ceiling", "nothing_pending"],
+        allow_null=True,
+        help_text="Why canStart is false (null when it is true).",
+    )
+    shortfall_usd = MoneyField(source="shortfall", help_text="Credit to add before the batch can start.")
+
+    class Meta:
+        ref_name = "BatchQuote"

@@ -1,0 +1,207 @@
+"""The price table and the batch quote.
+
+A book's first batch (one page) is calibration: it runs without a dollar estimate, needs a
+positive spendable balance, and holds at most CALIBRATION_HOLD_USD. Once pages are
+measured, the book's cost per page (measured cost / measured pages) picks a tier of the
+price table; the batch's estimate is pages x the tier's ceiling rate — the never-exceed
+figure the gate checks and the hold reserves — and its expected cost pages x the tier's
+expected rate. The charge is the measured cost, never more than the hold.
+
+This module knows nothing about projects: the caller says how many pages the batch has and
+what the book's pages measured so far (projects/billing.py does).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from decimal import ROUND_UP, Decimal, InvalidOperation
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from accounts.models import User
+from core.errors import ServiceError
+from wallet.models import ZERO, Wallet
+from wallet.selectors import spent_this_month, wallet_settings_of
+from wallet.services import QUANTUM, InsufficientCredit
+
+
+@dataclass(frozen=True)
+class PriceTier:
+    """Books whose measured cost per page is at most `up_to` (None: any) pay these rates
+    per page."""
+
+    up_to: Decimal | None
+    expected: Decimal
+    ceiling: Decimal
+
+
+def _rate(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"PRICE_TIERS: {text!r} is not a number") from None
+    if not value.is_finite() or value <= 0:
+        raise ImproperlyConfigured(f"PRICE_TIERS: {text!r} must be positive")
+    return value
+
+
+@functools.cache
+def _tiers_parse(spec: str) -> tuple[PriceTier, ...]:
+    tiers: list[PriceTier] = []
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        fields = item.split(":")
+        if len(fields) != 3:
+            raise ImproperlyConfigured(f"PRICE_TIERS: {item!r} is not upTo:expected:ceiling")
+        up_to = None if fields[0].strip() == "-" else _rate(fields[0])
+        tier = PriceTier(up_to=up_to, expected=_rate(fields[1]), ceiling=_rate(fields[2]))
+        if tier.ceiling < tier.expected or (up_to is not None and tier.ceiling < up_to):
+            raise ImproperlyConfigured(f"PRICE_TIERS: in {item!r} the ceiling is below the expected rate or upTo")
+        if tiers and (tiers[-1].up_to is None or (up_to is not None and up_to <= tiers[-1].up_to)):
+            raise ImproperlyConfigured("PRICE_TIERS: tiers must go up, and only the last may be unbounded ('-')")
+        tiers.append(tier)
+    if tiers and tiers[-1].up_to is not None:
+        raise ImproperlyConfigured("PRICE_TIERS: the last tier must be unbounded ('-')")
+    return tuple(tiers)
+
+
+def price_tiers() -> tuple[PriceTier, ...]:
+    """The configured table (empty when PRICE_TIERS is empty)."""
+    return _tiers_parse(settings.PRICE_TIERS)
+
+
+def tier_for(cost_per_page: Decimal) -> tuple[int, PriceTier] | None:
+    """The 1-based number and the tier a measured cost per page falls in; None without a table."""
+    for number, tier in enumerate(price_tiers(), start=1):
+        if tier.up_to is None or cost_per_page <= tier.up_to:
+            return number, tier
+    return None
+
+
+def _money(value: Decimal) -> Decimal:
+    """Rounded up to the money quantum: an estimate never rounds below the cost."""
+    return value.quantize(QUANTUM, rounding=ROUND_UP)
+
+
+@dataclass(frozen=True)
+class BatchQuote:
+    """The contract's Batch quote, plus what the gate needs (hold, blocked_by, shortfall)."""
+
+    can_start: bool
+    balance: Decimal
+    spendable: Decimal
+    estimated: Decimal
+    expected: Decimal
+    estimable: bool
+    page_count: int
+    explanation: str
+    cost_per_page: Decimal
+    target_language: str
+    unlimited: bool
+    hold: Decimal
+    blocked_by: str | None = None  # "credit", "spending_ceiling" or "nothing_pending"
+    shortfall: Decimal = ZERO
+    ceiling: Decimal | None = None
+    spent_this_month: Decimal = ZERO
+
+
+def batch_quote(
+    *, owner: User, page_count: int, measured_pages: int, measured_cost: Decimal, target_language: str
+) -> BatchQuote:
+    """Prices a batch of `page_count` pages of a book whose `measured_pages` pages cost
+    `measured_cost` so far, against the owner's wallet as it now is."""
+    wallet = Wallet.objects.filter(user=owner).first() or Wallet(user=owner)
+    estimable = measured_pages > 0
+    cost_per_page = _money(measured_cost / measured_pages) if estimable else ZERO
+    estimated = expected = ZERO
+    tier_text = ""
+    if estimable:
+        found = tier_for(cost_per_page)
+        ceiling_rate, expected_rate = (found[1].ceiling, found[1].expected) if found else (cost_per_page,) * 2
+        estimated, expected = _money(page_count * ceiling_rate), _money(page_count * expected_rate)
+        tier_text = f" (price tier {found[0]})" if found else ""
+    quote = BatchQuote(
+        can_start=True,
+        balance=wallet.balance,
+        spendable=wallet.spendable,
+        estimated=estimated,
+        expected=expected,
+        estimable=estimable,
+        page_count=page_count,
+        explanation="",
+        cost_per_page=cost_per_page,
+        target_language=target_language,
+        unlimited=wallet.unlimited,
+        hold=ZERO,
+    )
+    if page_count == 0:
+        return replace(
+            quote, can_start=False, blocked_by="nothing_pending", explanation="No pages are waiting to be translated."
+        )
+    if wallet.unlimited:
+        return replace(quote, explanation="Unlimited account: work is included; nothing is held or charged.")
+
+    prefs = wallet_settings_of(wallet=wallet)
+    spent = spent_this_month(wallet=wallet) if wallet.pk else ZERO
+    ceiling = prefs.monthly_spending_ceiling
+    room = None if ceiling is None else ceiling - spent - wallet.reserved
+    if estimable:
+        quote = replace(
+            quote,
+            hold=estimated,
+            explanation=f"{page_count} pages at {cost_per_page} USD a page measured{tier_text}: at most "
+            f"{estimated} USD (held while the batch runs), about {expected} USD expected.",
+        )
+    else:
+        hold = min(Decimal(settings.CALIBRATION_HOLD_USD), wallet.spendable)
+        hold = max(min(hold, room) if room is not None else hold, ZERO)
+        quote = replace(
+            quote,
+            hold=hold,
+            explanation="Calibration: the first page runs without a dollar estimate, to measure this book's cost "
+            f"per page; up to {hold} USD is held and only the measured cost is charged.",
+        )
+    if room is not None and (room <= 0 or estimated > room):
+        return replace(
+            quote,
+            can_start=False,
+            blocked_by="spending_ceiling",
+            ceiling=ceiling,
+            spent_this_month=spent,
+            explanation=f"Blocked by your monthly spending ceiling of {ceiling} USD: {spent} USD spent and "
+            f"{wallet.reserved} USD held this month leave {max(room, ZERO)} USD.",
+        )
+    needed = estimated if estimable else QUANTUM
+    if wallet.spendable < needed:
+        shortfall = needed - wallet.spendable
+        return replace(
+            quote,
+            can_start=False,
+            blocked_by="credit",
+            shortfall=shortfall,
+            explanation=f"Blocked on credit: the batch needs {estimated} USD and {wallet.spendable} USD is "
+            f"spendable; add at least {shortfall} USD."
+            if estimable
+            else "Blocked on credit: calibration needs a positive spendable balance.",
+        )
+    return quote
+
+
+def batch_gate(quote: BatchQuote) -> BatchQuote:
+    """The affordability gate of process, process-next-batch and retry: the quote when the
+    batch may start; otherwise 402 insufficient_credit (with the shortfall), 402
+    spending_ceiling_reached, or 409 nothing_to_process."""
+    if quote.can_start:
+        return quote
+    if quote.blocked_by == "credit":
+        raise InsufficientCredit(shortfall=quote.shortfall)
+    if quote.blocked_by == "spending_ceiling":
+        raise ServiceError(
+            quote.explanation,
+            code="spending_ceiling_reached",
+            ceiling_usd=float(quote.ceiling or ZERO),
+            spent_this_month_usd=float(quote.spent_this_month),
+            estimated_usd=float(quote.estimated),
+        )
+    raise ServiceError(quote.explanation, code="nothing_to_process")

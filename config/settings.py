@@ -409,6 +409,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "uploads-expired-purge": {"task": "projects.tasks.uploads_expired_purge", "schedule": 900.0},
     "normalize-stale-requeue": {"task": "projects.tasks.normalize_stale_requeue", "schedule": 120.0},
     "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
+    "crypto-pending-reconcile": {"task": "wallet.tasks.crypto_pending_reconcile", "schedule": 300.0},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from wallet import alerts
+from wallet import alerts, btcpay
 
 
 @shared_task(
@@ -26,3 +26,10 @@ def auto_top_up_start(wallet_id: int) -> str | None:
     threshold; returns the top-up's reference, if one was made."""
     top_up = alerts.auto_top_up_start(wallet_id=wallet_id)
     return top_up.reference if top_up else None
+
+
+@shared_task(name="wallet.tasks.crypto_pending_reconcile")
+def crypto_pending_reconcile() -> int:
+    """Apply BTCPay's word to crypto top-ups still pending after a few minutes (a webhook may
+    have been lost); returns how many changed. Safe to run twice: each change is made once."""
+    return btcpay.pending_reconcile()

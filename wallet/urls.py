@@ -1,6 +1,6 @@
 from django.urls import path
 
-from wallet import api
+from wallet import api, api_btcpay
 
 urlpatterns = [
     path("wallet", api.WalletView.as_view(), name="wallet"),
@@ -12,5 +12,5 @@ urlpatterns = [
     path("wallet/spending-ceiling", api.SpendingCeilingView.as_view(), name="wallet-spending-ceiling"),
     # Redeem codes (wallet/api_redeem.py):
     # Stripe: saved cards and the webhook (wallet/api_stripe.py):
-    # BTCPay: the webhook (wallet/api_btcpay.py):
+    path("payments/btcpay/webhook", api_btcpay.BtcpayWebhookView.as_view(), name="payments-btcpay-webhook"),
 ]

@@ -10,7 +10,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from core.serializers import MoneyField
-from wallet.models import LedgerEntry, TopUp, TopUpMethod
+from wallet.models import LedgerEntry, TopUp, TopUpMethod, TopUpStatus
 
 
 class WalletViewSerializer(serializers.Serializer):
@@ -45,7 +45,7 @@ class TopUpViewSerializer(serializers.Serializer):
     message = serializers.CharField(help_text="Human-readable result.")
     method = serializers.ChoiceField(choices=TopUpMethod.choices)
     reference = serializers.CharField(help_text="Opaque; poll GET /v1/wallet/top-up/{reference}.")
-    status = serializers.ChoiceField(choices=["confirmed", "pending", "failed", "cancelled", "expired"])
+    status = serializers.ChoiceField(choices=TopUpStatus.choices)
     created_utc = serializers.DateTimeField(source="created_at")
     expires_utc = serializers.DateTimeField(
         source="expires_at", allow_null=True, help_text="When a pending checkout lapses."

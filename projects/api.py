@@ -30,6 +30,7 @@ from projects.models import Project
 from projects.normalize import project_normalize
 from projects.serializers import (
     AnonymousEstimateSerializer,
+    PageDetailSerializer,
     PageImageQuerySerializer,
     PageSelectionInputSerializer,
     PageSelectionResultSerializer,
@@ -256,10 +257,21 @@ class PageSelectionView(APIView):
 
 class PageDetailView(APIView):
     @extend_schema(
+        operation_id="pages_read",
+        tags=["pages"],
+        responses={200: PageDetailSerializer},
+        description="One page with its review package (source text, translation, detected source language, "
+        "engine and model, tokens, cost), null until it has been translated.",
+    )
+    def get(self, request: Request, project_id: str, page_id: str) -> Response:
+        project = owned_project(request, project_id)
+        return Response(PageDetailSerializer(selectors.page_get(project=project, page_id=page_id)).data)
+
+    @extend_schema(
         operation_id="pages_update",
         tags=["pages"],
         request=PageUpdateInputSerializer,
-        responses={200: PageSerializer},
+        responses={200: PageDetailSerializer},
         description="Include or leave out one page, or set its source language override (null clears it).",
     )
     def patch(self, request: Request, project_id: str, page_id: str) -> Response:
@@ -269,7 +281,7 @@ class PageDetailView(APIView):
         page = services.page_update(
             page=selectors.page_get(project=project, page_id=page_id), clear_source_language_override=clear, **data
         )
-        return Response(PageSerializer(page).data)
+        return Response(PageDetailSerializer(page).data)
 
 
 class PageImageView(APIView):

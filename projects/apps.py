@@ -10,6 +10,10 @@ class ProjectsConfig(AppConfig):
         from PIL import Image
 
         from projects import problems  # noqa: F401  (registers the app's problem codes)
+        from projects.receivers import resume_on_credit
+        from wallet.signals import credit_landed
+
+        credit_landed.connect(resume_on_credit, dispatch_uid="projects.resume_on_credit")
 
         # Pillow warns past this many pixels (and we refuse on its warning); one limit for all.
         Image.MAX_IMAGE_PIXELS = settings.IMAGE_MAX_PIXELS

@@ -29,14 +29,22 @@ def next_batch_pages(*, project: Project) -> QuerySet[Page]:
     return pending if size is None else pending[:size]
 
 
-def project_batch_quote(*, project: Project) -> BatchQuote:
-    """The Batch quote of the project's next batch, for its owner's wallet as it is now."""
+def retryable_pages(*, project: Project) -> QuerySet[Page]:
+    """Included Failed pages with attempts left, in book order."""
+    return project.pages.filter(
+        included=True, status=PageStatus.FAILED, attempts__lt=settings.PAGE_MAX_ATTEMPTS
+    ).order_by("index")
+
+
+def project_batch_quote(*, project: Project, page_count: int | None = None) -> BatchQuote:
+    """The Batch quote of the project's next batch (or of `page_count` pages, for a retry),
+    for its owner's wallet as it is now."""
     if project.owner is None:
         raise ValueError("a project without an owner has no wallet to quote against")
     measured = project.pages.filter(cost_usd__isnull=False).aggregate(pages=Count("pk"), cost=Sum("cost_usd"))
     return batch_quote(
         owner=project.owner,
-        page_count=next_batch_pages(project=project).count(),
+        page_count=next_batch_pages(project=project).count() if page_count is None else page_count,
         measured_pages=measured["pages"],
         measured_cost=measured["cost"] or Decimal(0),
         target_language=project.target_language_code,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
@@ -106,6 +107,9 @@ class Project(models.Model):
     )
     failure_code = models.CharField(max_length=64, blank=True)
     failure_reason = models.TextField(blank=True)
+    glossary = models.JSONField(
+        default=dict, blank=True, help_text="names and terms -> their translation, kept the same across pages"
+    )
 
     class Meta:
         indexes = [
@@ -163,6 +167,19 @@ class Page(models.Model):
     cost_usd = models.DecimalField(
         max_digits=18, decimal_places=6, null=True, blank=True, help_text="measured engine cost of its translation"
     )
+    job = models.ForeignKey(
+        "Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="pages", help_text="its latest batch"
+    )
+    # The review package of the latest translation.
+    translation = models.TextField(blank=True)
+    source_text = models.TextField(blank=True, help_text="the text layer, or what the engine transcribed")
+    detected_source_language = models.CharField(max_length=8, blank=True)
+    engine = models.CharField(max_length=32, blank=True)
+    model_name = models.CharField(max_length=255, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    failure_reason = models.TextField(blank=True)
+    translated_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -174,3 +191,72 @@ class Page(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id} page {self.index}"
+
+
+class JobKind(models.TextChoices):
+    PROCESS_NEXT_BATCH = "ProcessNextBatch"
+    RETRY_FAILED_PAGES = "RetryFailedPages"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "Queued"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+class QueueTicket(models.Model):
+    """One row per enqueue: its auto-increment id is the global queue position, handed out
+    in enqueue order without a lock shared by every project."""
+
+    id = models.BigAutoField(primary_key=True)
+
+    def __str__(self) -> str:
+        return f"queue ticket {self.pk}"
+
+
+class Job(models.Model):
+    """One batch of a book: queued with its hold, claimed by one worker, settled once.
+    The Job table is the source of truth; a Celery message only wakes a worker."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="jobs")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    kind = models.CharField(max_length=20, choices=JobKind.choices)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    queue_position = models.BigIntegerField(db_index=True)
+    rung = models.PositiveIntegerField(help_text="the approval count the batch was cut at")
+    page_count = models.PositiveIntegerField()
+    held_usd = models.DecimalField(max_digits=18, decimal_places=6, default=Decimal(0))
+    charged_usd = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
+    error_text = models.TextField(blank=True)
+    progress_note = models.CharField(max_length=500, blank=True)
+    claims = models.PositiveSmallIntegerField(default=0, help_text="times a worker claimed it")
+    enqueued_at = models.DateTimeField(default=timezone.now)
+    status_changed_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["queue_position"], condition=models.Q(status="Queued"), name="job_queued_by_position"),
+            models.Index(fields=["status", "heartbeat_at"], name="job_status_heartbeat"),
+        ]
+        constraints = [
+            # Single in flight: at most one Queued or Running job per project.
+            models.UniqueConstraint(
+                fields=["project"],
+                condition=models.Q(status__in=["Queued", "Running"]),
+                name="job_one_in_flight_per_project",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.id} ({self.status})"
+
+    @property
+    def in_flight(self) -> bool:
+        return self.status in (JobStatus.QUEUED, JobStatus.RUNNING)

@@ -64,3 +64,27 @@ register(
     "Project cannot change now",
     "This change is not possible in the project's current state.",
 )
+register(
+    "project_not_startable",
+    409,
+    "Book cannot be processed now",
+    "The book is not in a state that can be processed (it is still a draft to normalize, failed, or being cancelled).",
+)
+register(
+    "project_not_cancellable",
+    409,
+    "Nothing to cancel",
+    "The book is complete, failed, or was never started: there is no work to cancel.",
+)
+register(
+    "job_in_flight",
+    409,
+    "A batch is already in flight",
+    "process-next-batch runs a batch synchronously, but one is already queued or running: poll it instead.",
+)
+register(
+    "page_not_reviewable",
+    409,
+    "Page cannot be reviewed so",
+    "Only a translated page can be approved, and only an approved page can be rejected.",
+)

@@ -9,8 +9,8 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.serializers import Int64Field
-from projects.models import Page, PageStatus, Project, ProjectStatus, SourceKind, Upload
+from core.serializers import Int64Field, MoneyField
+from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, SourceKind, Upload
 
 LANGUAGE_CHOICES = settings.TARGET_LANGUAGES
 
@@ -93,6 +93,7 @@ class PageSerializer(serializers.ModelSerializer):
     image_url = serializers.SerializerMethodField()
     thumbnail_url = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=PageStatus.choices)
+    cost_usd = MoneyField(allow_null=True, help_text="Measured cost of its translation; null until translated.")
 
     class Meta:
         model = Page
@@ -108,6 +109,7 @@ class PageSerializer(serializers.ModelSerializer):
             "has_text_layer",
             "word_count",
             "attempts",
+            "cost_usd",
             "image_url",
             "thumbnail_url",
         ]
@@ -234,3 +236,150 @@ class PageSelectionResultSerializer(serializers.Serializer):
 
 class PageImageQuerySerializer(serializers.Serializer):
     variant = serializers.ChoiceField(choices=["full", "thumbnail"], default="full")
+
+
+# --- Processing -----------------------------------------------------------------------
+
+
+class ReviewSerializer(serializers.ModelSerializer):
+    """A translated page's review package."""
+
+    page_id = serializers.UUIDField(source="id")
+    model = serializers.CharField(source="model_name")
+    cost_usd = MoneyField(allow_null=True)
+    translated_utc = serializers.DateTimeField(source="translated_at", allow_null=True)
+
+    class Meta:
+        model = Page
+        fields = [
+            "page_id",
+            "index",
+            "status",
+            "source_text",
+            "translation",
+            "detected_source_language",
+            "engine",
+            "model",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost_usd",
+            "translated_utc",
+            "failure_reason",
+            "attempts",
+        ]
+        ref_name = "PageReview"
+
+
+class PageDetailSerializer(PageSerializer):
+    review = serializers.SerializerMethodField()
+
+    class Meta(PageSerializer.Meta):
+        fields = [*PageSerializer.Meta.fields, "failure_reason", "review"]
+
+    @extend_schema_field(ReviewSerializer(allow_null=True))
+    def get_review(self, page: Page) -> dict[str, Any] | None:
+        """Null until the page has been through the engine."""
+        return dict(ReviewSerializer(page).data) if page.engine else None
+
+
+class JobSerializer(serializers.ModelSerializer):
+    project_id = serializers.UUIDField()
+    owner_id = serializers.UUIDField(allow_null=True)
+    kind = serializers.ChoiceField(choices=JobKind.choices)
+    status = serializers.ChoiceField(choices=JobStatus.choices)
+    queue_position = Int64Field(help_text="Global dispatch order: the lowest Queued position runs next.")
+    held_credit_usd = MoneyField(source="held_usd", help_text="USD held on the wallet for this batch.")
+    charged_usd = MoneyField(allow_null=True, help_text="What the batch was charged, once settled.")
+    error_text = serializers.CharField(help_text="Why it failed; empty unless Failed.")
+    enqueued_utc = serializers.DateTimeField(source="enqueued_at")
+    status_changed_utc = serializers.DateTimeField(source="status_changed_at")
+    started_utc = serializers.DateTimeField(source="started_at", allow_null=True)
+    finished_utc = serializers.DateTimeField(source="finished_at", allow_null=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "project_id",
+            "owner_id",
+            "kind",
+            "status",
+            "queue_position",
+            "page_count",
+            "held_credit_usd",
+            "charged_usd",
+            "error_text",
+            "progress_note",
+            "enqueued_utc",
+            "status_changed_utc",
+            "started_utc",
+            "finished_utc",
+        ]
+        ref_name = "Job"
+
+
+class JobHandleSerializer(serializers.Serializer):
+    job_id = serializers.UUIDField(source="id")
+    status = serializers.ChoiceField(choices=JobStatus.choices)
+
+    class Meta:
+        ref_name = "JobHandle"
+
+
+class PageRefSerializer(serializers.ModelSerializer):
+    page_id = serializers.UUIDField(source="id")
+
+    class Meta:
+        model = Page
+        fields = ["page_id", "index", "failure_reason"]
+        ref_name = "PageRef"
+
+
+class BatchRunResultSerializer(serializers.Serializer):
+    batch_size = serializers.IntegerField(source="job.page_count", help_text="Pages the batch was granted.")
+    processed_pages = PageRefSerializer(source="processed", many=True)
+    failed_pages = PageRefSerializer(source="failed", many=True, help_text="In page order; they stay retryable.")
+    total_cost_usd = MoneyField(source="measured_usd", help_text="Measured cost of the batch.")
+    charged_usd = MoneyField(source="job.charged_usd", allow_null=True, help_text="What the wallet was charged.")
+    project_status = serializers.CharField()
+    job_id = serializers.UUIDField(source="job.id")
+    reviews = ReviewSerializer(source="processed", many=True)
+
+    class Meta:
+        ref_name = "BatchRunResult"
+
+
+class ProgressSerializer(serializers.Serializer):
+    translated_pages = serializers.IntegerField()
+    total_pages = serializers.IntegerField(help_text="Included pages.")
+    failed_pages = serializers.IntegerField()
+    rung = serializers.IntegerField(help_text="The ladder rung (approvalCount).")
+    next_batch_size = serializers.IntegerField(allow_null=True, help_text="Null on the final rung (all remaining).")
+
+
+class StatusViewSerializer(serializers.Serializer):
+    project_id = serializers.UUIDField()
+    state = serializers.ChoiceField(choices=ProjectStatus.choices)
+    phase = serializers.ChoiceField(choices=["intake", "working", "waiting", "done", "error", "cancelled"])
+    waiting_on = serializers.ChoiceField(
+        choices=["gpu_capacity", "gpu_warmup", "queue", "credit"], allow_null=True, help_text="Resumes by itself."
+    )
+    blocked_on = serializers.ChoiceField(choices=["credit", "retry"], allow_null=True, help_text="The caller must act.")
+    next_action = serializers.ChoiceField(choices=["add_credit", "retry", "download"], allow_null=True)
+    gpu = serializers.ChoiceField(
+        choices=["ready", "starting", "throttled", "unconfigured"], help_text="The GPU backend overlay."
+    )
+    title = serializers.CharField()
+    detail = serializers.CharField()
+    progress = ProgressSerializer()
+    job_id = serializers.UUIDField(allow_null=True, help_text="The job in flight, if any.")
+    timestamp = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "ProjectStatusView"
+
+
+class QueueMoveInputSerializer(serializers.Serializer):
+    before_job_id = serializers.UUIDField(
+        required=False, allow_null=True, help_text="Place it just before this queued job; omit for the front."
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from projects import services, uploads
+from projects import jobs, services, uploads
 from projects.normalize import normalize_run, normalize_stale_requeue
 
 
@@ -34,3 +34,22 @@ def retention_purge() -> int:
 def uploads_expired_purge() -> int:
     """Periodic: delete unadopted uploads past their window, with their files."""
     return uploads.uploads_expired_purge()
+
+
+@shared_task(name="projects.tasks.job_run_next")
+def job_run_next() -> str | None:
+    """Claim the Queued job with the lowest position (whichever it is) and run its batch.
+    A message that finds nothing queued does nothing (the Job table decides, not Celery)."""
+    from projects.runner import batch_execute
+
+    job = jobs.job_claim()
+    if job is None:
+        return None
+    batch_execute(job=job)
+    return str(job.pk)
+
+
+@shared_task(name="projects.tasks.jobs_stale_requeue")
+def jobs_stale_requeue() -> int:
+    """Periodic (the reaper): queue again the running jobs whose worker stopped beating."""
+    return jobs.jobs_stale_requeue()

@@ -1,0 +1,294 @@
+"""The job queue: starting a batch (gate, hold, job, in one transaction), claiming the
+next job, the reaper, and the ladder's next step.
+
+Invariants:
+- one Queued or Running job per project (a partial unique index; the project row is locked
+  while a job is created, so concurrent calls return the same job);
+- a job's hold is placed in the transaction that creates the job, under the cause
+  (job, job id), and settled or released exactly once by the wallet;
+- the Job table decides who runs a batch: a claim bumps `claims`, and a worker only
+  commits pages and settles while its claim is the latest one.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from functools import partial
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Min, Q
+from django.utils import timezone
+
+from accounts.models import User
+from core.errors import Conflict, ServiceError
+from projects.billing import next_batch_pages, project_batch_quote, retryable_pages
+from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, QueueTicket
+from wallet.models import CauseType
+from wallet.pricing import BatchQuote, batch_gate
+from wallet.services import hold_place, hold_release
+
+logger = logging.getLogger(__name__)
+
+# States from which a book may be (re)started by the owner or by the ladder.
+STARTABLE = (
+    ProjectStatus.CALIBRATING,
+    ProjectStatus.PROCESSING,
+    ProjectStatus.PAUSED_NEEDS_CREDIT,
+    ProjectStatus.PAUSED_NEEDS_CAPACITY,
+    ProjectStatus.COMPLETED_WITH_ERRORS,
+    ProjectStatus.COMPLETE,
+    ProjectStatus.CANCELLED,
+)
+QUEUE_OF_KIND: dict[str, str] = {JobKind.PROCESS_NEXT_BATCH: "process", JobKind.RETRY_FAILED_PAGES: "retry"}
+
+
+def job_in_flight(*, project: Project) -> Job | None:
+    return project.jobs.filter(status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).first()
+
+
+def working_status(project: Project) -> str:
+    """Calibrating until the first batch is done, Processing afterwards."""
+    return ProjectStatus.CALIBRATING if project.approval_count == 0 else ProjectStatus.PROCESSING
+
+
+def project_status_set(project: Project, status: str) -> None:
+    if project.status != status:
+        project.status = status
+        project.status_changed_at = timezone.now()
+        project.save(update_fields=["status", "status_changed_at"])
+
+
+def _engine_check(project: Project, pages: list[Page]) -> None:
+    """Refuses (before any hold) a language pair the engine cannot translate."""
+    from translation.engines import engine_get
+
+    engine = engine_get()
+    languages = {page.source_language_override or project.source_language_override for page in pages}
+    for source in languages:
+        engine.check_supported(source_language=source, target_language=project.target_language_code)
+
+
+def _job_enqueue(*, project: Project, kind: str, quote: BatchQuote, pages: list[Page], inline: bool = False) -> Job:
+    """Creates the job with its hold and its pages (the caller holds the project lock).
+    Inline (process-next-batch), the job is created already claimed by the caller and no
+    worker is woken."""
+    assert project.owner is not None
+    job_id = uuid.uuid4()
+    hold = hold_place(user=project.owner, amount=quote.hold, cause_type=CauseType.JOB, cause_id=str(job_id))
+    job = Job.objects.create(
+        id=job_id,
+        project=project,
+        owner=project.owner,
+        kind=kind,
+        queue_position=QueueTicket.objects.create().pk,
+        rung=project.approval_count,
+        page_count=len(pages),
+        held_usd=hold.amount,
+        progress_note=f"Queued: {len(pages)} page{'s' if len(pages) != 1 else ''}.",
+        **(
+            {"status": JobStatus.RUNNING, "claims": 1, "started_at": timezone.now(), "heartbeat_at": timezone.now()}
+            if inline
+            else {}
+        ),
+    )
+    Page.objects.filter(pk__in=[page.pk for page in pages]).update(
+        status=PageStatus.IN_PROGRESS, job=job, updated_at=timezone.now()
+    )
+    project_status_set(project, working_status(project))
+    if not inline:
+        queue = QUEUE_OF_KIND[kind]
+        transaction.on_commit(lambda: _dispatch(queue=queue))
+    return job
+
+
+def _dispatch(*, queue: str, countdown: float = 0) -> None:
+    """Wakes one worker of the queue: it runs the lowest Queued job, whichever it is."""
+    from projects.tasks import job_run_next
+
+    job_run_next.apply_async(queue=queue, countdown=countdown)
+
+
+def process_start(
+    *, owner: User, project_id: uuid.UUID | str, kind: str = JobKind.PROCESS_NEXT_BATCH, inline: bool = False
+) -> Job:
+    """POST process / retry: the job in flight if there is one; otherwise gate the next
+    batch (402 when unaffordable), place its hold and queue it, all in one transaction.
+    Inline (process-next-batch) the job comes back claimed by the caller, and a job already
+    in flight is a 409 instead."""
+    from projects.selectors import project_get_for_owner
+
+    with transaction.atomic():
+        project = project_get_for_owner(owner=owner, project_id=project_id, for_update=True)
+        existing = job_in_flight(project=project)
+        if existing is not None:
+            if inline:
+                raise Conflict("A batch of this book is already queued or running.", code="job_in_flight")
+            return existing
+        if project.status not in STARTABLE:
+            raise Conflict(f"A {project.status} book cannot be processed.", code="project_not_startable")
+        if kind == JobKind.RETRY_FAILED_PAGES:
+            pages = list(retryable_pages(project=project))
+            if not pages:
+                raise Conflict("No failed page has attempts left to retry.")
+        else:
+            pages = list(next_batch_pages(project=project))
+        _engine_check(project, pages)
+        quote = batch_gate(project_batch_quote(project=project, page_count=len(pages)))
+        return _job_enqueue(project=project, kind=kind, quote=quote, pages=pages, inline=inline)
+
+
+def ladder_advance(*, project: Project) -> Job | None:
+    """After a batch (or when credit lands): queue the next rung, or the retry of failed
+    pages with attempts left, if the wallet covers it; pause for credit if not; or finish
+    the book. The caller holds the project row lock. Returns the job queued, if any."""
+    if job_in_flight(project=project) is not None:
+        return None
+    pages = list(next_batch_pages(project=project))
+    kind = JobKind.PROCESS_NEXT_BATCH
+    if not pages:
+        pages, kind = list(retryable_pages(project=project)), JobKind.RETRY_FAILED_PAGES
+    if not pages:
+        failed = project.pages.filter(included=True, status=PageStatus.FAILED).exists()
+        project_status_set(project, ProjectStatus.COMPLETED_WITH_ERRORS if failed else ProjectStatus.COMPLETE)
+        return None
+    quote = project_batch_quote(project=project, page_count=len(pages))
+    if not quote.can_start:
+        project_status_set(project, ProjectStatus.PAUSED_NEEDS_CREDIT)
+        return None
+    try:
+        _engine_check(project, pages)
+    except ServiceError as refused:
+        project.failure_code, project.failure_reason = refused.code, refused.detail
+        project.save(update_fields=["failure_code", "failure_reason"])
+        project_status_set(project, ProjectStatus.FAILED)
+        return None
+    return _job_enqueue(project=project, kind=kind, quote=quote, pages=pages)
+
+
+def projects_resume_for_credit(*, user_id: uuid.UUID) -> list[Job]:
+    """Credit landed: every book of the owner paused for credit continues where it paused
+    (when the wallet now covers its next batch)."""
+    queued = []
+    for project_id in Project.objects.filter(owner_id=user_id, status=ProjectStatus.PAUSED_NEEDS_CREDIT).values_list(
+        "pk", flat=True
+    ):
+        with transaction.atomic():
+            project = Project.objects.select_for_update().get(pk=project_id)
+            if project.status == ProjectStatus.PAUSED_NEEDS_CREDIT:
+                job = ladder_advance(project=project)
+                if job is not None:
+                    queued.append(job)
+    return queued
+
+
+def job_claim(*, job_id: uuid.UUID | None = None) -> Job | None:
+    """Claims a Queued job (the one given, or the lowest position) for this worker:
+    Running, a fresh heartbeat, claims + 1. FOR UPDATE SKIP LOCKED on PostgreSQL, so two
+    workers never claim the same job; SQLite serializes writers (one worker)."""
+    with transaction.atomic():
+        queued = Job.objects.filter(status=JobStatus.QUEUED)
+        if job_id is not None:
+            queued = queued.filter(pk=job_id)
+        queued = queued.order_by("queue_position")
+        if connection.features.has_select_for_update_skip_locked:
+            queued = queued.select_for_update(skip_locked=True, of=("self",))
+        else:
+            queued = queued.select_for_update()
+        job = queued.first()
+        if job is None:
+            return None
+        now = timezone.now()
+        job.status, job.claims = JobStatus.RUNNING, job.claims + 1
+        job.started_at = job.started_at or now
+        job.heartbeat_at = job.status_changed_at = now
+        job.progress_note = "Running."
+        job.save(update_fields=["status", "claims", "started_at", "heartbeat_at", "status_changed_at", "progress_note"])
+        return job
+
+
+def jobs_stale_requeue() -> int:
+    """The reaper: a Running job whose heartbeat stopped lost its worker; it goes back to
+    Queued (same position, same hold, its committed pages kept) and a worker is woken."""
+    stale_before = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+    requeued = 0
+    for job_id in Job.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before).values_list(
+        "pk", flat=True
+    ):
+        with transaction.atomic():
+            job = Job.objects.select_for_update().get(pk=job_id)
+            if job.status != JobStatus.RUNNING or job.heartbeat_at is None or job.heartbeat_at >= stale_before:
+                continue
+            job.status, job.status_changed_at = JobStatus.QUEUED, timezone.now()
+            job.progress_note = "Requeued: its worker stopped answering."
+            job.save(update_fields=["status", "status_changed_at", "progress_note"])
+            transaction.on_commit(partial(_dispatch, queue=QUEUE_OF_KIND[job.kind]))
+            requeued += 1
+            logger.warning("job %s requeued: no heartbeat since %s", job_id, job.heartbeat_at)
+    return requeued
+
+
+def job_cancel_queued(*, job: Job, reason: str) -> None:
+    """Ends a job that never ran: its hold released, its pages back to Pending. The caller
+    holds the project lock."""
+    locked = Job.objects.select_for_update().get(pk=job.pk)
+    if locked.status != JobStatus.QUEUED:
+        return
+    Page.objects.filter(job=locked, status=PageStatus.IN_PROGRESS).update(status=PageStatus.PENDING)
+    _hold_release_for(locked)
+    now = timezone.now()
+    locked.status, locked.error_text, locked.progress_note = JobStatus.FAILED, reason, reason
+    locked.finished_at = locked.status_changed_at = now
+    locked.save(update_fields=["status", "error_text", "progress_note", "finished_at", "status_changed_at"])
+
+
+def _hold_release_for(job: Job) -> None:
+    from wallet.models import Hold
+
+    hold = Hold.objects.filter(cause_type=CauseType.JOB, cause_id=str(job.pk)).first()
+    if hold is not None:
+        hold_release(hold=hold)
+
+
+def queue_move(*, job_id: uuid.UUID | str, before_job_id: uuid.UUID | str | None = None) -> Job:
+    """Staff: moves a Queued job to the front (or just before another Queued job)."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        if job.status != JobStatus.QUEUED:
+            raise Conflict("Only a queued job can be moved.")
+        if before_job_id is None:
+            front = Job.objects.filter(status=JobStatus.QUEUED).aggregate(low=Min("queue_position"))["low"]
+            job.queue_position = (front if front is not None else 0) - 1
+        else:
+            anchor = Job.objects.get(pk=before_job_id, status=JobStatus.QUEUED)
+            # Make room: everything from the anchor back moves one place.
+            Job.objects.filter(Q(status=JobStatus.QUEUED) & Q(queue_position__lt=anchor.queue_position)).exclude(
+                pk=job.pk
+            ).update(queue_position=F("queue_position") - 1)
+            job.queue_position = anchor.queue_position - 1
+        job.save(update_fields=["queue_position"])
+        return job
+
+
+def project_cancel(*, owner: User, project_id: uuid.UUID | str) -> Project:
+    """POST cancel: a queued batch is dropped (hold released) and the book is Cancelled at
+    once; a running batch makes it Cancelling until the worker stops at the next page
+    boundary (finished pages charged, the rest released), then Cancelled."""
+    from projects.selectors import project_get_for_owner
+
+    with transaction.atomic():
+        project = project_get_for_owner(owner=owner, project_id=project_id, for_update=True)
+        if project.status in (ProjectStatus.CANCELLED, ProjectStatus.CANCELLING):
+            return project
+        if project.status in (ProjectStatus.COMPLETE, ProjectStatus.FAILED, ProjectStatus.CREATED):
+            raise Conflict(f"A {project.status} book has nothing to cancel.", code="project_not_cancellable")
+        job = job_in_flight(project=project)
+        if job is not None and job.status == JobStatus.RUNNING:
+            project_status_set(project, ProjectStatus.CANCELLING)
+            return project
+        if job is not None:
+            job_cancel_queued(job=job, reason="Cancelled by the owner before it ran.")
+        project_status_set(project, ProjectStatus.CANCELLED)
+        return project

@@ -1,0 +1,278 @@
+"""Running one claimed batch: pages to the engine concurrently, each committed as it
+finishes, then settlement and the ladder's next step.
+
+- Pages go to the engine from ENGINE_CONCURRENCY threads, so a vLLM server's continuous
+  batching stays full; each result is committed on its own (Approved with its review
+  package and measured cost, or Failed with the reason, one attempt used), so a worker that
+  dies mid-batch loses no finished page.
+- The worker commits only while its claim is the job's latest (`Job.claims`): a worker
+  the reaper gave up on cannot commit pages or settle after another took over.
+- Cancelling stops at the next page boundary: pages not started go back to Pending; the
+  finished ones are charged, the rest of the hold released.
+- An engine that is down or warming up (EngineUnavailable) pauses the book
+  (PausedNeedsCapacity) with the job Queued again, its hold kept and no attempt used; it is
+  retried every CAPACITY_RETRY_SECONDS.
+- Settlement: charge = min(sum of the measured costs of the batch's Approved pages, hold),
+  exactly once (the wallet's hold resolves once).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import close_old_connections, transaction
+from django.db.models import Sum
+from django.utils import timezone
+from translation.engines import EngineError, EngineUnavailable, PageInput, PageResult, completeness_problem, engine_get
+
+from projects.jobs import QUEUE_OF_KIND, _dispatch, ladder_advance, project_status_set, working_status
+from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus
+from wallet.models import CauseType, Hold
+from wallet.services import hold_settle
+
+logger = logging.getLogger(__name__)
+
+CONTEXT_CHARS = 600
+
+
+@dataclass
+class BatchOutcome:
+    """What one run of a batch did (the Batch run result is built from it)."""
+
+    job: Job
+    processed: list[Page] = field(default_factory=list)
+    failed: list[Page] = field(default_factory=list)
+    measured_usd: Decimal = Decimal(0)
+    cancelled: bool = False
+    unavailable: str = ""
+    superseded: bool = False
+
+
+class _Heartbeat:
+    """Writes the job's heartbeat every JOB_HEARTBEAT_SECONDS from a side thread while a
+    page is slow, so the reaper only takes jobs whose worker is really gone."""
+
+    def __init__(self, job: Job, claim: int) -> None:
+        self.job_id, self.claim = job.pk, claim
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{job.pk}", daemon=True)
+
+    def _beat(self) -> None:
+        try:
+            while not self.stop.wait(settings.JOB_HEARTBEAT_SECONDS):
+                Job.objects.filter(pk=self.job_id, claims=self.claim, status=JobStatus.RUNNING).update(
+                    heartbeat_at=timezone.now()
+                )
+        finally:
+            close_old_connections()
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def _still_mine(job: Job, claim: int) -> bool:
+    return Job.objects.filter(pk=job.pk, claims=claim, status=JobStatus.RUNNING).exists()
+
+
+def _image_loader(key: str) -> Callable[[], bytes]:
+    def load() -> bytes:
+        with default_storage.open(key, "rb") as handle:
+            return handle.read()
+
+    return load
+
+
+def _page_input(project: Project, page: Page, previous: str) -> PageInput:
+    return PageInput(
+        page_id=str(page.pk),
+        index=page.index,
+        text=page.text_layer,
+        image=None if page.text_layer.strip() else _image_loader(page.image_key),
+        source_language=page.source_language_override or project.source_language_override,
+        target_language=project.target_language_code,
+        previous_context=previous[-CONTEXT_CHARS:],
+        glossary=dict(project.glossary or {}),
+    )
+
+
+def _previous_translation(project: Project, index: int) -> str:
+    return (
+        project.pages.filter(index=index - 1, status=PageStatus.APPROVED).values_list("translation", flat=True).first()
+        or ""
+    )
+
+
+def _page_commit(*, job: Job, claim: int, page: Page, result: PageResult | None, error: str) -> Page | None:
+    """Commits one page's outcome, unless the page or the job is no longer this worker's."""
+    with transaction.atomic():
+        if not Job.objects.select_for_update().filter(pk=job.pk, claims=claim, status=JobStatus.RUNNING).exists():
+            return None
+        locked = Page.objects.select_for_update().get(pk=page.pk)
+        if locked.status != PageStatus.IN_PROGRESS or locked.job_id != job.pk:
+            return None
+        now = timezone.now()
+        locked.attempts += 1
+        locked.updated_at = now
+        if result is not None:
+            locked.source_text = result.source_text
+            locked.translation = result.translation
+            locked.detected_source_language = result.detected_source_language or ""
+            locked.engine, locked.model_name = result.engine, result.model
+            locked.prompt_tokens, locked.completion_tokens = result.prompt_tokens, result.completion_tokens
+        if result is not None and not error:
+            locked.status, locked.cost_usd, locked.translated_at, locked.failure_reason = (
+                PageStatus.APPROVED,
+                result.cost_usd,
+                now,
+                "",
+            )
+        else:
+            locked.status, locked.failure_reason = PageStatus.FAILED, error[:2000]
+        locked.save()
+        done = job.pages.exclude(status=PageStatus.IN_PROGRESS).count()
+        Job.objects.filter(pk=job.pk).update(heartbeat_at=now, progress_note=f"{done} of {job.page_count} pages done.")
+        return locked
+
+
+def _translate(engine, page_input: PageInput) -> tuple[PageResult | None, str]:  # type: ignore[no-untyped-def]
+    """The engine's result and "" when it passes the completeness check; else the reason."""
+    result = engine.translate(page_input)
+    problem = completeness_problem(page_input, result)
+    return result, problem or ""
+
+
+def _cancelling(project_id: uuid.UUID) -> bool:
+    return Project.objects.filter(pk=project_id, status=ProjectStatus.CANCELLING).exists()
+
+
+def _collected(future: Future[tuple[PageResult | None, str]]) -> tuple[PageResult | None, str, str]:
+    """(result, error, outage) of one page's future: an outage is not the page's fault."""
+    try:
+        result, error = future.result()
+        return result, error, ""
+    except EngineUnavailable as down:
+        return None, "", str(down) or "The translation engine is not available."
+    except EngineError as failed:
+        return None, str(failed) or "The engine failed on this page.", ""
+    except Exception as crash:
+        logger.exception("a page crashed the engine")
+        return None, f"Internal error while translating: {type(crash).__name__}.", ""
+
+
+def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
+    """Runs a job this worker has just claimed, to the end (or to a cancel, or to an
+    engine outage), then settles it and, when `advance`, queues the next rung."""
+    claim = job.claims
+    project = job.project
+    engine = engine_get()
+    outcome = BatchOutcome(job=job)
+    pages = list(job.pages.filter(status=PageStatus.IN_PROGRESS).order_by("index"))
+    inputs = {page.pk: _page_input(project, page, _previous_translation(project, page.index)) for page in pages}
+
+    def handle(page: Page, future: Future[tuple[PageResult | None, str]]) -> None:
+        result, error, outage = _collected(future)
+        if outage:
+            outcome.unavailable = outage
+            return
+        committed = _page_commit(job=job, claim=claim, page=page, result=result, error=error)
+        if committed is None and not _still_mine(job, claim):
+            outcome.superseded = True
+
+    with _Heartbeat(job, claim), ThreadPoolExecutor(max_workers=settings.ENGINE_CONCURRENCY) as pool:
+        running = {pool.submit(_translate, engine, inputs[page.pk]): page for page in pages}
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                handle(running.pop(future), future)
+            if running and (outcome.superseded or outcome.unavailable or _cancelling(project.pk)):
+                outcome.cancelled = not (outcome.superseded or outcome.unavailable)
+                for future in running:
+                    future.cancel()
+                for future, page in running.items():  # pages already at the engine finish and count
+                    if not future.cancelled():
+                        handle(page, future)
+                running.clear()
+    if not (outcome.superseded or outcome.unavailable or outcome.cancelled) and _cancelling(project.pk):
+        outcome.cancelled = True
+    if outcome.superseded:
+        logger.warning("job %s: another worker took it over; this run stops", job.pk)
+        return outcome
+    return batch_finish(outcome=outcome, claim=claim, advance=advance)
+
+
+def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOutcome:
+    """Settles the batch exactly once and moves the book on."""
+    job = outcome.job
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=job.project_id)
+        locked = Job.objects.select_for_update().get(pk=job.pk)
+        if locked.status != JobStatus.RUNNING or locked.claims != claim:
+            outcome.superseded = True
+            return outcome
+        now = timezone.now()
+        if outcome.unavailable:
+            locked.status, locked.status_changed_at = JobStatus.QUEUED, now
+            locked.progress_note = f"Waiting for the translation engine: {outcome.unavailable}"[:500]
+            locked.save(update_fields=["status", "status_changed_at", "progress_note"])
+            project_status_set(project, ProjectStatus.PAUSED_NEEDS_CAPACITY)
+            queue = QUEUE_OF_KIND[locked.kind]
+            transaction.on_commit(lambda: _dispatch(queue=queue, countdown=settings.CAPACITY_RETRY_SECONDS))
+            outcome.job = locked
+            return outcome
+        if outcome.cancelled:
+            Page.objects.filter(job=locked, status=PageStatus.IN_PROGRESS).update(status=PageStatus.PENDING)
+        batch_pages = list(locked.pages.order_by("index"))
+        outcome.processed = [page for page in batch_pages if page.status == PageStatus.APPROVED]
+        outcome.failed = [page for page in batch_pages if page.status == PageStatus.FAILED]
+        measured = locked.pages.filter(status=PageStatus.APPROVED).aggregate(total=Sum("cost_usd"))["total"]
+        outcome.measured_usd = measured or Decimal(0)
+        hold = Hold.objects.get(cause_type=CauseType.JOB, cause_id=str(locked.pk))
+        hold_settle(hold=hold, amount=outcome.measured_usd)
+        locked.charged_usd = hold.settled_amount
+        locked.finished_at = locked.status_changed_at = now
+        if outcome.cancelled:
+            locked.status, locked.error_text = JobStatus.FAILED, "Cancelled by the owner."
+            locked.progress_note = f"Cancelled after {len(outcome.processed)} of {locked.page_count} pages."
+        else:
+            locked.status = JobStatus.SUCCEEDED
+            locked.progress_note = f"{len(outcome.processed)} of {locked.page_count} pages translated" + (
+                f", {len(outcome.failed)} failed." if outcome.failed else "."
+            )
+        locked.save()
+        outcome.job = locked
+        if outcome.cancelled:
+            project_status_set(project, ProjectStatus.CANCELLED)
+            return outcome
+        if locked.kind == JobKind.PROCESS_NEXT_BATCH:
+            project.approval_count += 1
+            project.save(update_fields=["approval_count"])
+        project_status_set(project, working_status(project))
+        if advance:
+            ladder_advance(project=project)
+        else:
+            _status_after_manual_batch(project)
+    return outcome
+
+
+def _status_after_manual_batch(project: Project) -> None:
+    """process-next-batch does not queue the next rung; the book's status still says where
+    it stands (Complete or CompletedWithErrors when nothing is left)."""
+    from projects.billing import next_batch_pages, retryable_pages
+
+    if next_batch_pages(project=project).exists() or retryable_pages(project=project).exists():
+        return
+    failed = project.pages.filter(included=True, status=PageStatus.FAILED).exists()
+    project_status_set(project, ProjectStatus.COMPLETED_WITH_ERRORS if failed else ProjectStatus.COMPLETE)

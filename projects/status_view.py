@@ -1,0 +1,141 @@
+"""The project status view: composed on every read from the project, its job in flight,
+the owner's wallet and the engine's status; never stored.
+
+Waiting means the book resumes by itself (the queue, the GPU warming up or at capacity, an
+auto top-up on its way); blocked means the caller must act (add credit, retry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.utils import timezone
+from translation.engines import model_status
+
+from projects.billing import retryable_pages
+from projects.jobs import job_in_flight
+from projects.models import JobStatus, PageStatus, Project, ProjectStatus
+from wallet.models import WalletSettings
+
+PHASE = {
+    ProjectStatus.CREATED: "intake",
+    ProjectStatus.CALIBRATING: "working",
+    ProjectStatus.PROCESSING: "working",
+    ProjectStatus.PAUSED_NEEDS_CREDIT: "waiting",
+    ProjectStatus.PAUSED_NEEDS_CAPACITY: "waiting",
+    ProjectStatus.COMPLETE: "done",
+    ProjectStatus.COMPLETED_WITH_ERRORS: "done",
+    ProjectStatus.FAILED: "error",
+    ProjectStatus.CANCELLING: "cancelled",
+    ProjectStatus.CANCELLED: "cancelled",
+}
+
+
+@dataclass(frozen=True)
+class Progress:
+    translated_pages: int
+    total_pages: int
+    failed_pages: int
+    rung: int
+    next_batch_size: int | None
+
+
+@dataclass(frozen=True)
+class StatusView:
+    project_id: str
+    state: str
+    phase: str
+    waiting_on: str | None
+    blocked_on: str | None
+    next_action: str | None
+    gpu: str
+    title: str
+    detail: str
+    progress: Progress
+    job_id: str | None
+    timestamp: datetime
+
+
+def _auto_top_up_on(project: Project) -> bool:
+    prefs = WalletSettings.objects.filter(wallet__user=project.owner).first()
+    return prefs is not None and prefs.auto_top_up_enabled
+
+
+def status_view_for(*, project: Project) -> StatusView:
+    counts = project.pages.aggregate(
+        total=Count("pk", filter=Q(included=True)),
+        approved=Count("pk", filter=Q(included=True, status=PageStatus.APPROVED)),
+        failed=Count("pk", filter=Q(included=True, status=PageStatus.FAILED)),
+    )
+    ladder = settings.BATCH_LADDER
+    progress = Progress(
+        translated_pages=counts["approved"],
+        total_pages=counts["total"],
+        failed_pages=counts["failed"],
+        rung=project.approval_count,
+        next_batch_size=ladder[project.approval_count] if project.approval_count < len(ladder) else None,
+    )
+    gpu = model_status().state
+    job = job_in_flight(project=project)
+    state = project.status
+    waiting_on = blocked_on = next_action = None
+    done = f"{progress.translated_pages} of {progress.total_pages} pages translated"
+
+    if state == ProjectStatus.CREATED:
+        title, detail = (
+            "Preparing the book",
+            "The book is being turned into pages; call normalize once after creating it.",
+        )
+    elif state in (ProjectStatus.CALIBRATING, ProjectStatus.PROCESSING):
+        if job is not None and job.status == JobStatus.QUEUED:
+            waiting_on = "gpu_warmup" if gpu == "starting" else "queue"
+            title = "Waiting for the translation engine" if gpu == "starting" else "Queued"
+            detail = f"The next batch of {job.page_count} pages waits its turn; {done}."
+        elif job is not None:
+            title = "Calibrating" if state == ProjectStatus.CALIBRATING else "Translating"
+            detail = f"A batch of {job.page_count} pages is running; {done}."
+        else:
+            title, detail = "Ready to process", f"{done}; start the next batch with process."
+    elif state == ProjectStatus.PAUSED_NEEDS_CAPACITY:
+        waiting_on = "gpu_warmup" if gpu == "starting" else "gpu_capacity"
+        title = "Waiting for the translation engine"
+        detail = f"The engine is {gpu}; the book resumes by itself. {done}."
+    elif state == ProjectStatus.PAUSED_NEEDS_CREDIT:
+        if _auto_top_up_on(project):
+            waiting_on, title = "credit", "Waiting for an automatic top-up"
+            detail = f"The next batch needs more credit; auto top-up is on and the book resumes when it lands. {done}."
+        else:
+            blocked_on, next_action, title = "credit", "add_credit", "Paused: add credit"
+            detail = f"The next batch costs more than your spendable credit; top up and it resumes by itself. {done}."
+    elif state in (ProjectStatus.COMPLETE, ProjectStatus.COMPLETED_WITH_ERRORS):
+        next_action = "download"
+        title = "Complete" if state == ProjectStatus.COMPLETE else "Complete, with pages that failed"
+        detail = done + (
+            f"; {progress.failed_pages} pages failed after every attempt." if progress.failed_pages else "."
+        )
+        if job is None and retryable_pages(project=project).exists():
+            blocked_on, next_action = "retry", "retry"
+            detail += " Some failed pages can still be retried."
+    elif state == ProjectStatus.FAILED:
+        title, detail = "Failed", project.failure_reason or "The book could not be processed."
+    elif state == ProjectStatus.CANCELLING:
+        title, detail = "Cancelling", f"Stopping after the pages already at the engine; {done}."
+    else:
+        title, detail = "Cancelled", f"{done}; only translated pages were charged."
+    return StatusView(
+        project_id=str(project.pk),
+        state=state,
+        phase=PHASE[ProjectStatus(state)],
+        waiting_on=waiting_on,
+        blocked_on=blocked_on,
+        next_action=next_action,
+        gpu=gpu,
+        title=title,
+        detail=detail,
+        progress=progress,
+        job_id=str(job.pk) if job else None,
+        timestamp=timezone.now(),
+    )

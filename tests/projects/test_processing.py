@@ -1,0 +1,341 @@
+"""Processing over HTTP and through the worker's entry point: the job queue, the ladder,
+settlement, pauses for credit and capacity, retries, cancels, crash recovery and review.
+
+The worker is driven by calling its task (`job_run_next`), which is what a Celery worker
+runs for each message; the end-to-end test with a real worker process is separate."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.db.models import Sum
+from django.utils import timezone
+
+from projects import jobs
+from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
+from projects.runner import _page_commit, batch_execute
+from projects.tasks import job_run_next
+from tests.factories import ProjectFactory, pages_add
+from tests.support.problems import assert_problem
+from tests.wallet.helpers import assert_wallet_invariants
+from wallet.models import EntryKind, Hold, HoldState, SavedCard, Wallet, WalletSettings
+from wallet.services import wallet_credit
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _echo_engine(settings):
+    settings.TRANSLATION_ENGINE = "echo"
+    settings.ENGINE_CONCURRENCY = 4
+    settings.ECHO_ENGINE_FAIL_PAGES = []
+    settings.ECHO_ENGINE_UNAVAILABLE = False
+
+
+def credit(user, amount: str, cause: str = "seed") -> None:  # type: ignore[no-untyped-def]
+    wallet_credit(user=user, amount=Decimal(amount), kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id=cause)
+
+
+def book(owner, pages: int = 40) -> Project:  # type: ignore[no-untyped-def]
+    project = ProjectFactory(owner=owner)
+    pages_add(project, pages, text_layer="The quick brown fox jumps over the lazy dog. " * 20, has_text_layer=True)
+    return project
+
+
+def run_worker(limit: int = 50) -> int:
+    """Runs queued jobs the way a worker does until none is left; returns how many ran."""
+    ran = 0
+    while job_run_next() is not None:
+        ran += 1
+        assert ran <= limit, "the ladder did not end"
+    return ran
+
+
+def assert_settled_exactly(project: Project) -> None:
+    """Every batch's charge is what its approved pages measured (below the hold), no hold
+    is left open, and the wallet's ledger invariants hold."""
+    for job in project.jobs.all():
+        hold = Hold.objects.get(cause_type="job", cause_id=str(job.pk))
+        assert hold.state != HoldState.OPEN
+        measured = job.pages.filter(status=PageStatus.APPROVED).aggregate(total=Sum("cost_usd"))["total"] or 0
+        if hold.state == HoldState.SETTLED:
+            assert hold.settled_amount == min(measured, hold.amount)
+    assert_wallet_invariants(Wallet.objects.get(user=project.owner).pk)
+
+
+def test_process_queues_one_job_and_a_repeat_returns_it(user, auth_client):
+    project = book(user)
+    credit(user, "5")
+    first = auth_client.post(f"/v1/projects/{project.pk}/process")
+    assert first.status_code == 202, first.json()
+    assert first.json()["status"] == "Queued"
+    again = auth_client.post(f"/v1/projects/{project.pk}/process", HTTP_IDEMPOTENCY_KEY="another-call")
+    assert again.json()["jobId"] == first.json()["jobId"]
+    job = auth_client.get(f"/v1/jobs/{first.json()['jobId']}").json()
+    assert (job["kind"], job["status"], job["pageCount"], job["heldCreditUsd"]) == (
+        "ProcessNextBatch",
+        "Queued",
+        1,
+        0.5,
+    )
+    assert Wallet.objects.get(user=user).reserved == Decimal("0.5")
+    assert Project.objects.get(pk=project.pk).status == ProjectStatus.CALIBRATING
+
+
+def test_an_unaffordable_batch_is_refused_and_nothing_is_written(user, auth_client):
+    project = book(user)
+    response = auth_client.post(f"/v1/projects/{project.pk}/process")
+    assert_problem(response, 402, "insufficient_credit")
+    assert response.json()["shortfall"] > 0
+    assert not Job.objects.exists()
+    assert not Hold.objects.exists()
+    assert not project.pages.exclude(status=PageStatus.PENDING).exists()
+
+
+def test_the_ladder_climbs_to_complete_with_each_page_translated_and_charged_once(user, auth_client):
+    project = book(user, pages=140)
+    credit(user, "50")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    assert run_worker() == 5  # 1, 5, 25, 100, then the remaining 9
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETE
+    assert project.approval_count == 5
+    assert [job.page_count for job in project.jobs.order_by("queue_position")] == [1, 5, 25, 100, 9]
+    assert set(project.pages.values_list("status", "attempts")) == {(PageStatus.APPROVED, 1)}
+    page = project.pages.get(index=7)
+    assert page.translation.startswith("[echo → fr]")
+    assert page.engine == "echo"
+    assert page.prompt_tokens > 0
+    assert_settled_exactly(project)
+    charged = Wallet.objects.get(user=user)
+    assert charged.balance == Decimal("50") - project.pages.aggregate(total=Sum("cost_usd"))["total"]
+    assert charged.reserved == 0
+    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+    assert (status["state"], status["phase"], status["nextAction"]) == ("Complete", "done", "download")
+    assert status["progress"]["translatedPages"] == status["progress"]["totalPages"] == 140
+
+
+def test_a_low_wallet_pauses_the_book_and_credit_resumes_it(
+    user, auth_client, settings, django_capture_on_commit_callbacks
+):
+    settings.DEVELOPMENT_DEPLOYMENT = True
+    project = book(user, pages=40)
+    credit(user, "0.01")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    run_worker()
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.PAUSED_NEEDS_CREDIT
+    assert project.approval_count == 1
+    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+    assert (status["phase"], status["blockedOn"], status["nextAction"], status["waitingOn"]) == (
+        "waiting",
+        "credit",
+        "add_credit",
+        None,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        auth_client.post("/v1/wallet/top-up", {"amount": 20}, format="json")
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.PROCESSING
+    assert project.jobs.filter(status=JobStatus.QUEUED, page_count=5).exists()
+    run_worker()
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETE
+    assert_settled_exactly(project)
+
+
+def test_a_book_paused_for_credit_with_auto_top_up_on_is_waiting_not_blocked(user, auth_client):
+    project = book(user, pages=10)
+    credit(user, "0.01")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    run_worker()
+    card = SavedCard.objects.create(user=user, stripe_payment_method_id="pm_x", brand="visa", last4="4242")
+    WalletSettings.objects.update_or_create(
+        wallet=Wallet.objects.get(user=user), defaults={"auto_top_up_threshold": 1, "auto_top_up_amount": 10}
+    )
+    assert card.pk
+    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+    assert (status["waitingOn"], status["blockedOn"], status["nextAction"]) == ("credit", None, None)
+
+
+def test_a_page_that_keeps_failing_ends_completed_with_errors_after_three_attempts(user, auth_client, settings):
+    settings.ECHO_ENGINE_FAIL_PAGES = [3]
+    settings.ECHO_ENGINE_FAIL_ATTEMPTS = 0  # always
+    project = book(user, pages=6)
+    credit(user, "5")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    run_worker()
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETED_WITH_ERRORS
+    failed = project.pages.get(index=3)
+    assert (failed.status, failed.attempts) == (PageStatus.FAILED, 3)
+    assert failed.failure_reason
+    assert project.jobs.filter(kind="RetryFailedPages").count() == 2
+    assert_problem(auth_client.post(f"/v1/projects/{project.pk}/retry"), 409, "conflict")
+    assert_settled_exactly(project)
+
+
+def test_a_page_that_fails_once_is_retried_by_itself(user, auth_client, settings):
+    settings.ECHO_ENGINE_FAIL_PAGES = [2]
+    settings.ECHO_ENGINE_FAIL_ATTEMPTS = 1
+    project = book(user, pages=6)
+    credit(user, "5")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    run_worker()
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETE
+    assert project.pages.get(index=2).attempts == 2
+
+
+def test_cancelling_a_queued_batch_releases_its_hold(user, auth_client):
+    project = book(user)
+    credit(user, "5")
+    job_id = auth_client.post(f"/v1/projects/{project.pk}/process").json()["jobId"]
+    response = auth_client.post(f"/v1/projects/{project.pk}/cancel")
+    assert response.status_code == 200
+    assert (response.json()["state"], response.json()["phase"]) == ("Cancelled", "cancelled")
+    assert Job.objects.get(pk=job_id).status == JobStatus.FAILED
+    assert Wallet.objects.get(user=user).reserved == 0
+    assert not project.pages.exclude(status=PageStatus.PENDING).exists()
+    assert run_worker() == 0
+
+
+def test_cancelling_a_running_batch_stops_at_the_next_page_and_charges_only_finished_pages(user, auth_client, settings):
+    settings.ENGINE_CONCURRENCY = 1
+    settings.ECHO_ENGINE_DELAY_SECONDS = 0.2  # so that pages are still waiting when the cancel is seen
+    project = book(user, pages=40)
+    credit(user, "5")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    job_run_next()  # calibration; the 5-page batch is queued next
+    job = jobs.job_claim()
+    assert job is not None
+    assert auth_client.post(f"/v1/projects/{project.pk}/cancel").json()["state"] == "Cancelling"
+    batch_execute(job=job)
+    project.refresh_from_db()
+    job.refresh_from_db()
+    assert project.status == ProjectStatus.CANCELLED
+    finished = job.pages.filter(status=PageStatus.APPROVED).count()
+    assert 1 <= finished < 5
+    assert job.charged_usd == job.pages.filter(status=PageStatus.APPROVED).aggregate(total=Sum("cost_usd"))["total"]
+    assert project.pages.filter(status=PageStatus.PENDING).count() == 39 - finished
+    assert_settled_exactly(project)
+
+
+def test_a_job_whose_worker_died_is_requeued_and_finished_with_every_page_once(user, auth_client, settings):
+    project = book(user, pages=40)
+    credit(user, "5")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    job_run_next()
+    dead = jobs.job_claim()  # the worker that will "die" after two pages
+    assert dead is not None
+    from translation.engines import engine_get
+
+    engine = engine_get()
+    from projects.runner import _page_input, _translate
+
+    for page in list(dead.pages.order_by("index"))[:2]:
+        result, error = _translate(engine, _page_input(project, page, ""))
+        _page_commit(job=dead, claim=dead.claims, page=page, result=result, error=error)
+    Job.objects.filter(pk=dead.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    )
+    assert jobs.jobs_stale_requeue() == 1
+    assert Job.objects.get(pk=dead.pk).status == JobStatus.QUEUED
+    run_worker()
+    # The old worker wakes up and tries to commit: its claim is stale, nothing changes.
+    stale_page = dead.pages.order_by("index").last()
+    assert _page_commit(job=dead, claim=dead.claims, page=stale_page, result=None, error="late") is None
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETE
+    assert set(project.pages.values_list("attempts", flat=True)) == {1}
+    assert Job.objects.get(pk=dead.pk).claims == 2
+    assert_settled_exactly(project)
+
+
+def test_an_engine_that_is_down_pauses_the_book_until_it_is_back(user, auth_client, settings):
+    project = book(user, pages=10)
+    credit(user, "5")
+    settings.ECHO_ENGINE_UNAVAILABLE = True
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    job_run_next()
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.PAUSED_NEEDS_CAPACITY
+    job = project.jobs.get()
+    assert (job.status, job.held_usd) == (JobStatus.QUEUED, Decimal("0.5"))
+    assert project.pages.get(index=1).attempts == 0
+    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+    assert (status["waitingOn"], status["gpu"], status["phase"]) == ("gpu_warmup", "starting", "waiting")
+    settings.ECHO_ENGINE_UNAVAILABLE = False
+    run_worker()
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETE
+
+
+def test_process_next_batch_runs_one_batch_synchronously(user, auth_client):
+    project = book(user, pages=10)
+    credit(user, "5")
+    response = auth_client.post(f"/v1/projects/{project.pk}/process-next-batch")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert (body["batchSize"], body["projectStatus"], body["failedPages"]) == (1, "Processing", [])
+    assert [page["index"] for page in body["processedPages"]] == [1]
+    assert body["reviews"][0]["translation"].startswith("[echo")
+    assert body["totalCostUsd"] > 0
+    assert not Job.objects.filter(status=JobStatus.QUEUED).exists()  # the next rung is not queued
+    # Another call (not a double-submit of the first: a new Idempotency-Key).
+    second = auth_client.post(f"/v1/projects/{project.pk}/process-next-batch", HTTP_IDEMPOTENCY_KEY="2").json()
+    assert second["batchSize"] == 5
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    third = auth_client.post(f"/v1/projects/{project.pk}/process-next-batch", HTTP_IDEMPOTENCY_KEY="3")
+    assert_problem(third, 409, "job_in_flight")
+
+
+def test_the_lowest_queue_position_runs_first_and_staff_can_move_a_job(user, other_user, jwt_client, settings):
+    first, second = book(user, pages=3), book(other_user, pages=3)
+    credit(user, "5", "a")
+    credit(other_user, "5", "b")
+    job_a = jobs.process_start(owner=user, project_id=first.pk)
+    job_b = jobs.process_start(owner=other_user, project_id=second.pk)
+    assert job_a.queue_position < job_b.queue_position
+    assert_problem(jwt_client(user).post(f"/v1/jobs/{job_b.pk}/move", {}, format="json"), 403, "forbidden")
+    user.is_staff = True
+    user.save()
+    moved = jwt_client(user).post(f"/v1/jobs/{job_b.pk}/move", {}, format="json")
+    assert moved.status_code == 200
+    assert jobs.job_claim().pk == job_b.pk
+
+
+def test_someone_elses_book_and_job_are_not_found(user, other_user, jwt_client):
+    project = book(other_user)
+    credit(other_user, "5")
+    job = jobs.process_start(owner=other_user, project_id=project.pk)
+    client = jwt_client(user)
+    assert_problem(client.post(f"/v1/projects/{project.pk}/process"), 404, "not_found")
+    assert_problem(client.get(f"/v1/projects/{project.pk}/status"), 404, "not_found")
+    assert_problem(client.get(f"/v1/jobs/{job.pk}"), 404, "not_found")
+
+
+def test_review_approve_and_reject_need_the_approve_scope(user, auth_client, key_client):
+    project = book(user, pages=3)
+    credit(user, "5")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    run_worker()
+    page = project.pages.get(index=2)
+    read = auth_client.get(f"/v1/projects/{project.pk}/pages/{page.pk}").json()
+    assert read["review"]["translation"].startswith("[echo")
+    assert read["review"]["costUsd"] > 0
+    writer = key_client(user, scopes=["projects:write"])
+    assert_problem(writer.post(f"/v1/projects/{project.pk}/pages/{page.pk}/reject"), 403, "forbidden")
+    approver = key_client(user, scopes=["approve"])
+    rejected = approver.post(f"/v1/projects/{project.pk}/pages/{page.pk}/reject", {"reason": "names"}, format="json")
+    assert rejected.status_code == 200, rejected.json()
+    assert rejected.json()["status"] == "Failed"
+    project.refresh_from_db()
+    assert project.jobs.filter(kind="RetryFailedPages", status=JobStatus.QUEUED).exists()
+    run_worker()
+    page.refresh_from_db()
+    assert (page.status, page.attempts) == (PageStatus.APPROVED, 2)
+    approved = approver.post(f"/v1/projects/{project.pk}/pages/{page.pk}/approve")
+    assert approved.json()["status"] == "Approved"

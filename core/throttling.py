@@ -39,3 +39,17 @@ class ClientAddressRateThrottle(SimpleRateThrottle):
 
     def get_cache_key(self, request: Request, view: APIView) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class AccountRateThrottle(ClientAddressRateThrottle):
+    """Counts requests per signed-in account (DRF's UserRateThrottle's key: the user's id,
+    the client address when anonymous) for the view's `throttle_scope`, so that one
+    account cannot spread its attempts across addresses."""
+
+    def get_cache_key(self, request: Request, view: APIView) -> str:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            ident = f"user:{user.pk}"
+        else:
+            ident = f"address:{self.get_ident(request)}"
+        return self.cache_format % {"scope": self.scope, "ident": ident}

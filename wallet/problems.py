@@ -57,3 +57,27 @@ register(
     "Nothing to process",
     "The book has no included page waiting to be translated.",
 )
+register(
+    "redeem_code_unknown",
+    400,
+    "Redeem rejected: unknown code",
+    "No credit code matches what was sent. Check it was copied whole (hyphens, spaces and case do not matter).",
+)
+register(
+    "redeem_code_used",
+    400,
+    "Redeem rejected: code already redeemed",
+    "This credit code has already been redeemed; each code credits one wallet once.",
+)
+register(
+    "redeem_code_expired",
+    400,
+    "Redeem rejected: code expired",
+    "This credit code passed its expiry date and can no longer be redeemed.",
+)
+register(
+    "redeem_code_void",
+    400,
+    "Redeem rejected: code withdrawn",
+    "The issuer withdrew this credit code (or its whole batch); it can no longer be redeemed.",
+)

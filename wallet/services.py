@@ -205,3 +205,35 @@ def hold_release(*, hold: Hold) -> Hold:
             locked.save(update_fields=["state", "resolved_at"])
         _sync(hold, locked)
         return locked
+
+
+def wallet_unlimited_set(*, user: User, unlimited: bool, operator: User | None) -> Wallet:
+    """Grants or revokes unlimited (whitelisted) use, under the wallet row lock; setting
+    the value it already has changes nothing. Open holds keep the terms they were placed
+    under: a hold placed before a grant is still settled (charged at most its amount), and
+    a zero hold placed while unlimited still charges nothing after a revoke. Only holds
+    placed afterwards follow the new setting. Balance and reserved are never touched, so
+    no ledger entry is written; the caller records the operator (the admin's history)."""
+    with transaction.atomic():
+        wallet = _wallet_lock(user=user)
+        if wallet.unlimited != unlimited:
+            wallet.unlimited = unlimited
+            wallet.save(update_fields=["unlimited"])
+        return wallet
+
+
+def wallet_operator_credit(*, user: User, amount: Decimal, reason: str, operator: User, credit_id: str) -> LedgerEntry:
+    """An operator's credit: an `adjustment` entry under the cause (operator, credit_id),
+    its memo naming the reason and the operator. Idempotent per credit_id (a fresh uuid
+    drawn when the admin's form is shown, so a form posted twice credits once)."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationFailed({"reason": ["Say why the credit is given."]})
+    return wallet_credit(
+        user=user,
+        amount=amount,
+        kind=EntryKind.ADJUSTMENT,
+        cause_type=CauseType.OPERATOR,
+        cause_id=credit_id,
+        memo=f"{reason} (by {operator.email})",
+    )

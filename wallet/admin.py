@@ -1,0 +1,446 @@
+"""Operators' admin for the wallet.
+
+Money is never edited here: balance and reserved are read-only everywhere, and every
+change of money goes through a service that writes the ledger (add credit: an
+`adjustment` entry naming the operator). Wallets get grant/revoke unlimited; the ledger,
+holds, top-ups and saved cards are read-only; redeem batches are issued through a form
+whose answer is the CSV of the new codes (the one moment their plaintext exists) and can
+have their unredeemed codes voided.
+"""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.widgets import AdminSplitDateTime
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q, QuerySet
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from core.errors import ServiceError, ValidationFailed
+from wallet.models import Hold, LedgerEntry, RedeemBatch, RedeemCode, SavedCard, TopUp, Wallet
+from wallet.redeem import MAX_CODES_PER_BATCH, batch_void, code_hash, code_normalize, codes_csv, codes_issue
+from wallet.services import wallet_operator_credit, wallet_unlimited_set
+
+LEDGER_INLINE_ENTRIES = 50
+MONEY_PERMISSION = "wallet.change_wallet"
+CODES_PERMISSION = "wallet.change_redeembatch"
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows written only by services: operators look, never add, change or delete."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+def _service_errors_on(form: forms.Form, error: ServiceError) -> None:
+    """A service's refusal shown on the form (per field where the field exists)."""
+    if isinstance(error, ValidationFailed):
+        for field, field_messages in error.extra.get("errors", {}).items():
+            form.add_error(field if field in form.fields else None, field_messages)
+    else:
+        form.add_error(None, error.detail)
+
+
+# --- Wallets ---------------------------------------------------------------------------------
+
+
+class NewestEntriesFormSet(BaseInlineFormSet):
+    """Only the newest entries: a busy wallet's whole ledger would not fit one page."""
+
+    def get_queryset(self) -> QuerySet[LedgerEntry]:
+        if not hasattr(self, "_newest"):
+            self._newest = super().get_queryset()[:LEDGER_INLINE_ENTRIES]
+        return self._newest
+
+
+class LedgerEntryInline(admin.TabularInline):
+    model = LedgerEntry
+    formset = NewestEntriesFormSet
+    verbose_name_plural = f"ledger entries (the newest {LEDGER_INLINE_ENTRIES})"
+    extra = 0
+    max_num = 0
+    can_delete = False
+    ordering = ["-created_at", "-id"]
+    fields = readonly_fields = (
+        "created_at",
+        "kind",
+        "amount",
+        "balance_after",
+        "reserved_after",
+        "cause_type",
+        "cause_id",
+        "memo",
+    )
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+class AddCreditForm(forms.Form):
+    amount = forms.DecimalField(
+        max_digits=18, decimal_places=6, min_value=Decimal("0.000001"), help_text="USD added to the balance."
+    )
+    reason = forms.CharField(max_length=200, help_text="Shown in the ledger entry's memo, with your email.")
+    credit_id = forms.UUIDField(widget=forms.HiddenInput)
+
+
+@admin.register(Wallet)
+class WalletAdmin(admin.ModelAdmin):
+    """Read-only money; the actions and the add-credit form need the change-wallet
+    permission and go through services."""
+
+    list_display = ["user_email", "balance", "reserved", "spendable", "unlimited", "created_at"]
+    list_filter = ["unlimited"]
+    list_select_related = ["user"]
+    search_fields = ["user__email"]
+    ordering = ["-created_at"]
+    fields = readonly_fields = (
+        "user",
+        "balance",
+        "reserved",
+        "spendable",
+        "unlimited",
+        "created_at",
+        "ledger",
+    )
+    inlines = [LedgerEntryInline]
+    actions = ["grant_unlimited", "revoke_unlimited"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # a wallet is made with its account's first use
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # nothing on the row is edited by hand; see the actions and add credit
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # the ledger protects it
+
+    def has_money_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(MONEY_PERMISSION)
+
+    @admin.display(description="user", ordering="user__email")
+    def user_email(self, wallet: Wallet) -> str:
+        return wallet.user.email
+
+    @admin.display(description="spendable")
+    def spendable(self, wallet: Wallet) -> Decimal:
+        return wallet.spendable
+
+    @admin.display(description="ledger")
+    def ledger(self, wallet: Wallet) -> str:
+        url = reverse("admin:wallet_ledgerentry_changelist") + f"?wallet__id__exact={wallet.pk}"
+        return format_html('<a href="{}">Every entry of this wallet</a>', url)
+
+    @admin.action(description="Grant unlimited use to the selected wallets", permissions=["money"])
+    def grant_unlimited(self, request: HttpRequest, queryset: QuerySet[Wallet]) -> None:
+        self._unlimited_set(request, queryset, unlimited=True)
+
+    @admin.action(description="Revoke unlimited use from the selected wallets", permissions=["money"])
+    def revoke_unlimited(self, request: HttpRequest, queryset: QuerySet[Wallet]) -> None:
+        self._unlimited_set(request, queryset, unlimited=False)
+
+    def _unlimited_set(self, request: HttpRequest, queryset: QuerySet[Wallet], *, unlimited: bool) -> None:
+        verb = "Granted" if unlimited else "Revoked"
+        count = 0
+        for wallet in queryset.select_related("user"):
+            if wallet.unlimited == unlimited:
+                continue
+            wallet_unlimited_set(user=wallet.user, unlimited=unlimited, operator=request.user)  # type: ignore[arg-type]
+            self.log_change(request, wallet, f"{verb} unlimited use.")
+            count += 1
+        self.message_user(request, f"{verb} unlimited use on {count} wallet(s).", messages.SUCCESS)
+
+    def get_urls(self) -> list[URLPattern]:
+        custom = [
+            path(
+                "<path:object_id>/add-credit/",
+                self.admin_site.admin_view(self.add_credit_view),
+                name="wallet_wallet_add_credit",
+            )
+        ]
+        return custom + super().get_urls()
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        extra_context = {**(extra_context or {}), "can_add_credit": self.has_money_permission(request)}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def add_credit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """A form (amount, reason) that credits the wallet as an operator's adjustment."""
+        if not self.has_money_permission(request):
+            raise PermissionDenied
+        wallet = get_object_or_404(Wallet.objects.select_related("user"), pk=object_id)
+        if request.method == "POST":
+            form = AddCreditForm(request.POST)
+            if form.is_valid():
+                try:
+                    entry = wallet_operator_credit(
+                        user=wallet.user,
+                        amount=form.cleaned_data["amount"],
+                        reason=form.cleaned_data["reason"],
+                        operator=request.user,  # type: ignore[arg-type]
+                        credit_id=str(form.cleaned_data["credit_id"]),
+                    )
+                except ServiceError as error:
+                    _service_errors_on(form, error)
+                else:
+                    self.log_change(request, wallet, f"Added {entry.amount} USD credit: {entry.memo}")
+                    self.message_user(
+                        request, f"Added {entry.amount.normalize():f} USD to {wallet.user.email}.", messages.SUCCESS
+                    )
+                    return HttpResponseRedirect(reverse("admin:wallet_wallet_change", args=[wallet.pk]))
+        else:
+            form = AddCreditForm(initial={"credit_id": uuid.uuid4()})
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Add credit to the wallet of {wallet.user.email}",
+            "wallet": wallet,
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/wallet/wallet/add_credit.html", context)
+
+
+# --- Read-only records -------------------------------------------------------------------
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "user_email",
+        "kind",
+        "amount",
+        "balance_after",
+        "reserved_after",
+        "cause_type",
+        "cause_id",
+        "memo",
+    ]
+    list_filter = ["kind", "cause_type"]
+    list_select_related = ["wallet__user"]
+    search_fields = ["wallet__user__email", "cause_id", "memo"]
+    ordering = ["-created_at", "-id"]
+
+    @admin.display(description="user", ordering="wallet__user__email")
+    def user_email(self, entry: LedgerEntry) -> str:
+        return entry.wallet.user.email
+
+
+@admin.register(Hold)
+class HoldAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "user_email", "amount", "state", "cause_type", "cause_id", "settled_amount"]
+    list_filter = ["state", "cause_type"]
+    list_select_related = ["wallet__user"]
+    search_fields = ["wallet__user__email", "cause_id"]
+    ordering = ["-created_at", "-id"]
+
+    @admin.display(description="user", ordering="wallet__user__email")
+    def user_email(self, hold: Hold) -> str:
+        return hold.wallet.user.email
+
+
+@admin.register(TopUp)
+class TopUpAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "reference", "user", "method", "origin", "amount", "status", "credited_amount"]
+    list_filter = ["method", "origin", "status"]
+    list_select_related = ["user"]
+    search_fields = ["user__email", "reference", "provider_reference"]
+    ordering = ["-created_at"]
+
+
+@admin.register(SavedCard)
+class SavedCardAdmin(ReadOnlyAdmin):
+    list_display = ["user", "brand", "last4", "exp_month", "exp_year", "is_primary", "created_at"]
+    list_select_related = ["user"]
+    search_fields = ["user__email", "last4", "stripe_payment_method_id"]
+    ordering = ["-created_at"]
+
+
+# --- Credit codes --------------------------------------------------------------------------
+
+
+class IssueCodesForm(forms.Form):
+    amount = forms.DecimalField(
+        max_digits=18, decimal_places=6, min_value=Decimal("0.000001"), help_text="USD each code credits."
+    )
+    count = forms.IntegerField(min_value=1, max_value=MAX_CODES_PER_BATCH, help_text="How many codes.")
+    expires_at = forms.SplitDateTimeField(
+        required=False, widget=AdminSplitDateTime, label="Expires (UTC)", help_text="Optional."
+    )
+    note = forms.CharField(max_length=255, required=False, help_text="What the batch is for (campaign, customer).")
+
+
+@admin.register(RedeemBatch)
+class RedeemBatchAdmin(admin.ModelAdmin):
+    """Add = issue codes (answered with the CSV); void = withdraw the unredeemed codes."""
+
+    list_display = ["id", "amount", "count", "redeemed", "unredeemed", "state", "expires_at", "note", "created_at"]
+    list_filter = ["voided_at"]
+    search_fields = ["note", "created_by__email"]
+    ordering = ["-created_at"]
+    fields = readonly_fields = (
+        "amount",
+        "count",
+        "redeemed",
+        "unredeemed",
+        "state",
+        "expires_at",
+        "note",
+        "created_by",
+        "created_at",
+        "voided_at",
+        "code_list",
+    )
+    actions = ["void_unredeemed"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[RedeemBatch]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                redeemed_count=Count("codes", filter=Q(codes__redeemed_at__isnull=False)),
+                unredeemed_count=Count("codes", filter=Q(codes__redeemed_at__isnull=True)),
+            )
+        )
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # a batch is issued, then only voided
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # redeemed codes point at it; void instead
+
+    def has_void_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(CODES_PERMISSION)
+
+    @admin.display(description="redeemed", ordering="redeemed_count")
+    def redeemed(self, batch: RedeemBatch) -> int:
+        return batch.redeemed_count  # type: ignore[attr-defined]
+
+    @admin.display(description="unredeemed", ordering="unredeemed_count")
+    def unredeemed(self, batch: RedeemBatch) -> int:
+        return batch.unredeemed_count  # type: ignore[attr-defined]
+
+    @admin.display(description="state")
+    def state(self, batch: RedeemBatch) -> str:
+        if batch.voided_at is not None:
+            return "void"
+        if batch.expires_at is not None and batch.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+    @admin.display(description="codes")
+    def code_list(self, batch: RedeemBatch) -> str:
+        url = reverse("admin:wallet_redeemcode_changelist") + f"?batch__id__exact={batch.pk}"
+        return format_html('<a href="{}">The codes of this batch (hints only)</a>', url)
+
+    @admin.action(description="Void the unredeemed codes of the selected batches", permissions=["void"])
+    def void_unredeemed(self, request: HttpRequest, queryset: QuerySet[RedeemBatch]) -> None:
+        total = 0
+        for batch in queryset:
+            voided = batch_void(batch=batch, operator=request.user)  # type: ignore[arg-type]
+            self.log_change(request, batch, f"Voided {voided} unredeemed code(s).")
+            total += voided
+        self.message_user(request, f"Voided {total} unredeemed code(s).", messages.SUCCESS)
+
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """Issue codes: a valid form is answered with the CSV download of the new codes."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = IssueCodesForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                batch, codes = codes_issue(
+                    amount=form.cleaned_data["amount"],
+                    count=form.cleaned_data["count"],
+                    expires_at=form.cleaned_data["expires_at"],
+                    note=form.cleaned_data["note"],
+                    operator=request.user,  # type: ignore[arg-type]
+                )
+            except ServiceError as error:
+                _service_errors_on(form, error)
+            else:
+                self.log_addition(request, batch, f"Issued {batch.count} codes of {batch.amount} USD.")
+                response = HttpResponse(codes_csv(batch=batch, codes=codes), content_type="text/csv; charset=utf-8")
+                response["Content-Disposition"] = f'attachment; filename="redeem-codes-batch-{batch.pk}.csv"'
+                response["Cache-Control"] = "no-store"
+                return response
+        context = {
+            **self.admin_site.each_context(request),
+            **(extra_context or {}),
+            "opts": self.opts,
+            "title": "Issue credit codes",
+            "form": form,
+            "media": self.media + form.media,
+        }
+        return TemplateResponse(request, "admin/wallet/redeembatch/issue_codes.html", context)
+
+
+class CodeStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("redeemed", "redeemed"), ("unredeemed", "unredeemed"), ("void", "void")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[RedeemCode]) -> QuerySet[RedeemCode]:
+        if self.value() == "redeemed":
+            return queryset.filter(redeemed_at__isnull=False)
+        if self.value() == "unredeemed":
+            return queryset.filter(redeemed_at__isnull=True, voided_at__isnull=True, batch__voided_at__isnull=True)
+        if self.value() == "void":
+            return queryset.filter(redeemed_at__isnull=True).filter(
+                Q(voided_at__isnull=False) | Q(batch__voided_at__isnull=False)
+            )
+        return queryset
+
+
+@admin.register(RedeemCode)
+class RedeemCodeAdmin(ReadOnlyAdmin):
+    """Codes by hint; searching for a whole code finds it by its hash."""
+
+    list_display = ["code_hint", "batch", "redeemed_by", "redeemed_at", "voided_at"]
+    list_filter = [CodeStateFilter]
+    list_select_related = ["batch", "redeemed_by"]
+    search_fields = ["hint", "redeemed_by__email"]
+    fields = readonly_fields = ("code_hint", "batch", "redeemed_by", "redeemed_at", "voided_at")
+    ordering = ["-id"]
+
+    @admin.display(description="code", ordering="hint")
+    def code_hint(self, code: RedeemCode) -> str:
+        return f"…{code.hint}"
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[RedeemCode], search_term: str
+    ) -> tuple[QuerySet[RedeemCode], bool]:
+        normalized = code_normalize(search_term)
+        if normalized:
+            return queryset.filter(code_hash=code_hash(normalized)), False
+        return super().get_search_results(request, queryset, search_term)

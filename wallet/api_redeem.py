@@ -1,0 +1,47 @@
+"""POST /v1/wallet/redeem: an operator-issued credit code for instant credit."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import request_user
+from core.idempotency import idempotent
+from core.openapi import problem_responses
+from core.serializers import validated
+from core.throttling import AccountRateThrottle
+from wallet.api import top_up_response
+from wallet.redeem import code_redeem
+from wallet.serializers import TopUpViewSerializer
+
+
+class RedeemInputSerializer(serializers.Serializer):
+    code = serializers.CharField(
+        max_length=64, help_text="The code as issued (BTS-XXXX-XXXX-XXXX-XXXX); case, hyphens and spaces are ignored."
+    )
+
+    class Meta:
+        ref_name = "RedeemInput"
+
+
+class RedeemView(APIView):
+    throttle_classes = [AccountRateThrottle]
+    throttle_scope = "redeem"
+
+    @extend_schema(
+        operation_id="wallet_redeem",
+        tags=["wallet"],
+        request=RedeemInputSerializer,
+        responses={200: TopUpViewSerializer, **problem_responses(400, 429)},
+        description="Redeems a credit code: the wallet is credited at once and the answer is a confirmed Top-up "
+        'view (method manual). Refused with 400 and one of the "redeem rejected" codes: redeem_code_unknown, '
+        "redeem_code_used, redeem_code_expired, redeem_code_void. At most THROTTLE_REDEEM attempts per account "
+        "(10 a minute by default), then 429. Idempotent: see Idempotency-Key in docs/api.md.",
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        data = validated(RedeemInputSerializer, request.data)
+        return top_up_response(code_redeem(user=request_user(request), code=data["code"]))

@@ -360,6 +360,58 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# --- Translation engines --------------------------------------------------------------
+
+# Which engine translates pages: "local" (Tesseract OCR + Apertium on the CPU, the embedded
+# default), "vllm" (any OpenAI-compatible server, a vision-language model on a GPU node) or
+# "echo" (deterministic and marked, for tests and benchmarks). See docs/engines.md.
+TRANSLATION_ENGINE = env.str("TRANSLATION_ENGINE", default="local")
+# Pages of one batch sent to the engine at once (threads; also the vLLM client's pool size).
+ENGINE_CONCURRENCY = env.int("ENGINE_CONCURRENCY", default=8)
+# Measured cost: tokens x these USD rates per million tokens (every engine reports tokens).
+ENGINE_USD_PER_M_INPUT_TOKENS = env.str("ENGINE_USD_PER_M_INPUT_TOKENS", default="0.10")
+ENGINE_USD_PER_M_OUTPUT_TOKENS = env.str("ENGINE_USD_PER_M_OUTPUT_TOKENS", default="0.40")
+# GET /v1/model-status (and the status view's GPU overlay) probe the engine at most this often.
+MODEL_STATUS_CACHE_SECONDS = env.float("MODEL_STATUS_CACHE_SECONDS", default=5.0)
+# The OpenAI-compatible server: its root address (a trailing /v1 is accepted), the served
+# model's name as GET /v1/models lists it, and its API key (vllm serve --api-key), if any.
+VLLM_BASE_URL = env.str("VLLM_BASE_URL", default="").rstrip("/")
+VLLM_MODEL = env.str("VLLM_MODEL", default="Qwen/Qwen3-VL-30B-A3B-Instruct-FP8")
+VLLM_API_KEY = env.str("VLLM_API_KEY", default="")
+VLLM_CONNECT_TIMEOUT_SECONDS = env.float("VLLM_CONNECT_TIMEOUT_SECONDS", default=5.0)
+# One page's whole answer must come within this (long pages on a busy server take minutes).
+VLLM_TIMEOUT_SECONDS = env.float("VLLM_TIMEOUT_SECONDS", default=600.0)
+VLLM_STATUS_TIMEOUT_SECONDS = env.float("VLLM_STATUS_TIMEOUT_SECONDS", default=3.0)
+# Retries of one request on 429, 5xx and connection errors: exponential backoff from the
+# base delay, capped (Retry-After is honoured up to the cap).
+VLLM_MAX_RETRIES = env.int("VLLM_MAX_RETRIES", default=4)
+VLLM_RETRY_BASE_SECONDS = env.float("VLLM_RETRY_BASE_SECONDS", default=1.0)
+VLLM_RETRY_MAX_SECONDS = env.float("VLLM_RETRY_MAX_SECONDS", default=30.0)
+VLLM_MAX_TOKENS = env.int("VLLM_MAX_TOKENS", default=4096)
+VLLM_TEMPERATURE = env.float("VLLM_TEMPERATURE", default=0.2)
+# The model status reads "throttled" for this long after the server answered 429.
+VLLM_THROTTLED_SECONDS = env.int("VLLM_THROTTLED_SECONDS", default=60)
+# The local engine's programs (Debian: tesseract-ocr, apertium, apertium-eng-spa, ...).
+TESSERACT_COMMAND = env.str("TESSERACT_COMMAND", default="tesseract")
+APERTIUM_COMMAND = env.str("APERTIUM_COMMAND", default="apertium")
+LOCAL_ENGINE_TIMEOUT_SECONDS = env.int("LOCAL_ENGINE_TIMEOUT_SECONDS", default=120)
+# The echo engine's knobs for tests and benchmarks: a delay per page; pages (1-based
+# indexes) that fail, on their first ECHO_ENGINE_FAIL_ATTEMPTS attempts (0: always); pages
+# whose translation comes back empty (so the completeness check fails them); and an engine
+# that reads as starting and refuses every page (EngineUnavailable).
+ECHO_ENGINE_DELAY_SECONDS = env.float("ECHO_ENGINE_DELAY_SECONDS", default=0.0)
+ECHO_ENGINE_FAIL_PAGES = env.list("ECHO_ENGINE_FAIL_PAGES", cast=int, default=[])
+ECHO_ENGINE_FAIL_ATTEMPTS = env.int("ECHO_ENGINE_FAIL_ATTEMPTS", default=1)
+ECHO_ENGINE_BLANK_PAGES = env.list("ECHO_ENGINE_BLANK_PAGES", cast=int, default=[])
+ECHO_ENGINE_UNAVAILABLE = env.bool("ECHO_ENGINE_UNAVAILABLE", default=False)
+# The completeness check: a translation whose length (scaled for each language's density)
+# is outside these ratios of its source's fails, for sources of at least this many characters.
+COMPLETENESS_MIN_LENGTH_RATIO = env.float("COMPLETENESS_MIN_LENGTH_RATIO", default=0.35)
+COMPLETENESS_MAX_LENGTH_RATIO = env.float("COMPLETENESS_MAX_LENGTH_RATIO", default=3.0)
+COMPLETENESS_MIN_SOURCE_CHARS = env.int("COMPLETENESS_MIN_SOURCE_CHARS", default=200)
+# The engines' model status enum is one schema component, wherever a serializer uses it.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ModelStateEnum"] = "translation.engines.base.ModelState"  # type: ignore[index]
+
 # --- Billing --------------------------------------------------------------------------
 
 # The price table: tiers of measured engine cost per page, "upTo:expected:ceiling" USD per

@@ -16,10 +16,15 @@ apt_install() {
 
 redis_binary() { command -v redis-server || true; }
 
-# The programs the service runs (poppler renders and reads PDFs), installed where missing.
+# The programs the service runs, installed where missing: poppler renders and reads PDFs;
+# the local translation engine reads page images with Tesseract and translates with
+# Apertium (English <-> Spanish; more pairs are other apertium-* packages).
 system_tools_ensure() {
   local missing=()
   command -v pdftoppm >/dev/null || missing+=(poppler-utils)
+  command -v tesseract >/dev/null || missing+=(tesseract-ocr)
+  command -v apertium >/dev/null || missing+=(apertium)
+  [ -e /usr/share/apertium/modes/eng-spa.mode ] || missing+=(apertium-eng-spa)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from wallet import api, api_btcpay, api_redeem
+from wallet import api, api_btcpay, api_redeem, api_stripe
 
 urlpatterns = [
     path("wallet", api.WalletView.as_view(), name="wallet"),
@@ -11,6 +11,9 @@ urlpatterns = [
     path("wallet/low-balance-alert", api.LowBalanceAlertView.as_view(), name="wallet-low-balance-alert"),
     path("wallet/spending-ceiling", api.SpendingCeilingView.as_view(), name="wallet-spending-ceiling"),
     path("wallet/redeem", api_redeem.RedeemView.as_view(), name="wallet-redeem"),
-    # Stripe: saved cards and the webhook (wallet/api_stripe.py):
+    path("wallet/cards", api_stripe.SavedCardListView.as_view(), name="wallet-cards"),
+    path("wallet/cards/<uuid:card_id>", api_stripe.SavedCardDetailView.as_view(), name="wallet-card-detail"),
+    path("wallet/cards/<uuid:card_id>/primary", api_stripe.SavedCardPrimaryView.as_view(), name="wallet-card-primary"),
+    path("payments/stripe/webhook", api_stripe.StripeWebhookView.as_view(), name="payments-stripe-webhook"),
     path("payments/btcpay/webhook", api_btcpay.BtcpayWebhookView.as_view(), name="payments-btcpay-webhook"),
 ]

@@ -1,0 +1,38 @@
+"""HTTP endpoint of translation: the model status."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.throttling import ClientAddressRateThrottle
+from translation.engines import model_status
+from translation.serializers import ModelStatusSerializer
+
+
+class ModelStatusView(APIView):
+    """GET /v1/model-status: whether the translation model is ready, still starting, throttled
+    or not set up. Anonymous and cheap (the status is cached for a few seconds)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+    throttle_classes = [ClientAddressRateThrottle]
+    throttle_scope = "anonymous"
+
+    @extend_schema(
+        operation_id="model_status_read",
+        summary="Model status",
+        description="Whether the GPU-backed model is ready, still starting (warming up), throttled or "
+        "unconfigured; the project status view's GPU overlay reads the same. Cached for "
+        "MODEL_STATUS_CACHE_SECONDS.",
+        responses={200: ModelStatusSerializer},
+        tags=["meta"],
+        auth=[],
+    )
+    def get(self, request: Request) -> Response:
+        return Response(ModelStatusSerializer(asdict(model_status())).data)

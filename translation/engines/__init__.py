@@ -1,0 +1,36 @@
+"""Translation engines: one small interface (`Engine`: status, check a language pair,
+translate a page) and three implementations chosen by TRANSLATION_ENGINE — `vllm` (an
+OpenAI-compatible server with a vision-language model), `local` (Tesseract + Apertium on
+the CPU) and `echo` (deterministic, for tests) — plus the completeness check every result
+passes and the cached model status. See docs/engines.md."""
+
+from translation.engines.base import (
+    Engine,
+    EngineError,
+    EngineStatus,
+    EngineUnavailable,
+    ModelState,
+    PageInput,
+    PageResult,
+    UnsupportedLanguagePair,
+    cost_usd,
+)
+from translation.engines.completeness import completeness_problem
+from translation.engines.factory import engine_build, engine_get
+from translation.engines.status import model_status
+
+__all__ = [
+    "Engine",
+    "EngineError",
+    "EngineStatus",
+    "EngineUnavailable",
+    "ModelState",
+    "PageInput",
+    "PageResult",
+    "UnsupportedLanguagePair",
+    "completeness_problem",
+    "cost_usd",
+    "engine_build",
+    "engine_get",
+    "model_status",
+]

@@ -1,0 +1,106 @@
+"""The `echo` engine: deterministic, for tests and benchmarks. It hands the source back
+behind a visible marker (`[echo → fr]`), so its output can never pass for a translation,
+counts tokens from words and prices them at the configured rates.
+
+Knobs (settings): ECHO_ENGINE_DELAY_SECONDS per page; ECHO_ENGINE_FAIL_PAGES fail (a
+retryable EngineError) on their first ECHO_ENGINE_FAIL_ATTEMPTS attempts in this process
+(0: always); ECHO_ENGINE_BLANK_PAGES come back empty (the completeness check fails them);
+ECHO_ENGINE_UNAVAILABLE reads as starting and refuses every page with EngineUnavailable.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable
+
+from translation.engines.base import (
+    EngineError,
+    EngineStatus,
+    EngineUnavailable,
+    ModelState,
+    PageInput,
+    PageResult,
+    cost_usd,
+    target_check,
+    tokens_estimate,
+)
+from translation.languages import language_detect
+
+NAME = "echo"
+MODEL = "echo-1"
+
+
+def echo_marker(target_language: str) -> str:
+    return f"[echo → {target_language}]"
+
+
+class EchoEngine:
+    name = NAME
+
+    def __init__(
+        self,
+        *,
+        delay_seconds: float = 0.0,
+        fail_pages: Iterable[int] = (),
+        fail_attempts: int = 1,
+        blank_pages: Iterable[int] = (),
+        unavailable: bool = False,
+    ) -> None:
+        self.delay_seconds = delay_seconds
+        self.fail_pages = frozenset(fail_pages)
+        self.fail_attempts = fail_attempts
+        self.blank_pages = frozenset(blank_pages)
+        self.unavailable = unavailable
+        self._failures: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def status(self) -> EngineStatus:
+        if self.unavailable:
+            return EngineStatus(
+                state=ModelState.STARTING, engine=self.name, model=MODEL, detail="ECHO_ENGINE_UNAVAILABLE is set."
+            )
+        return EngineStatus(
+            state=ModelState.READY, engine=self.name, model=MODEL, detail="The echo engine (no real translation)."
+        )
+
+    def check_supported(self, *, source_language: str | None, target_language: str) -> None:
+        target_check(engine=self.name, source_language=source_language, target_language=target_language)
+
+    def translate(self, page: PageInput) -> PageResult:
+        if self.unavailable:
+            raise EngineUnavailable("The echo engine is set to be unavailable (ECHO_ENGINE_UNAVAILABLE).")
+        if self.delay_seconds > 0:
+            time.sleep(self.delay_seconds)
+        self._failure_raise(page)
+        source_text = page.text if page.has_text or page.image is None else ""
+        if page.index in self.blank_pages:
+            translation = ""
+        elif page.has_text or page.image is None:
+            translation = f"{echo_marker(page.target_language)} {page.text.strip()}".rstrip()
+        else:
+            size = len(page.image())
+            translation = f"{echo_marker(page.target_language)} (page {page.index}: an image of {size} bytes)"
+        prompt_tokens = tokens_estimate(page.text) + tokens_estimate(page.previous_context)
+        completion_tokens = tokens_estimate(translation)
+        return PageResult(
+            translation=translation,
+            source_text=source_text,
+            detected_source_language=page.source_language or language_detect(source_text),
+            engine=self.name,
+            model=MODEL,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost_usd(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+        )
+
+    def _failure_raise(self, page: PageInput) -> None:
+        if page.index not in self.fail_pages:
+            return
+        with self._lock:
+            failed = self._failures[page.page_id]
+            if self.fail_attempts and failed >= self.fail_attempts:
+                return
+            self._failures[page.page_id] += 1
+        raise EngineError(f"The echo engine fails page {page.index} on purpose (ECHO_ENGINE_FAIL_PAGES).")

@@ -1,0 +1,237 @@
+"""The `local` engine, the embedded default: everything on the CPU with Debian packages.
+
+- Pages without a text layer are read with Tesseract (`tesseract stdin stdout -l ...`),
+  in the page's language when its traineddata is installed, else in every installed one.
+- Text is translated with Apertium (`apertium -u -f txt <mode>`) for the pairs whose modes
+  are installed (`apertium -l`; Debian packages apertium-eng-spa, apertium-fr-es, ...).
+  Modes are named with ISO 639-1 or 639-3 codes (`es-pt`, `eng-spa`); variants such as
+  `spa-eng_US` and three-part modes are ignored. `-u` drops Apertium's `*` marks on unknown
+  words, which would otherwise read as Markdown emphasis.
+- Glossary terms are swapped for placeholders Apertium passes through untouched, then for
+  their translations, so names come out as the book's glossary says.
+- A pair not installed is refused by `check_supported` (400 language_pair_unsupported,
+  listing the pairs). A book in the target language is passed through as it is.
+- Missing programs make the engine `unconfigured`; a page that needs them waits
+  (EngineUnavailable) until they are installed.
+- Cost: tokens estimated from words (x 4/3) at the configured token rates, like echo.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+
+from translation.engines.base import (
+    EngineError,
+    EngineStatus,
+    EngineUnavailable,
+    ModelState,
+    PageInput,
+    PageResult,
+    UnsupportedLanguagePair,
+    cost_usd,
+    tokens_estimate,
+)
+from translation.languages import ISO_639_1, ISO_639_3, language_detect
+
+NAME = "local"
+DISCOVERY_SECONDS = 60.0  # installed pairs and OCR languages are looked up again this often
+_MODE = re.compile(r"\A([a-z]{2,3})-([a-z]{2,3})\Z")
+
+
+def _iso_639_1(code: str) -> str | None:
+    if len(code) == 2:
+        return code
+    return ISO_639_1.get(code)
+
+
+def apertium_pairs(mode_names: list[str]) -> dict[tuple[str, str], str]:
+    """(source, target) ISO 639-1 -> the Apertium mode for it; 639-3 modes win over 639-1 ones."""
+    pairs: dict[tuple[str, str], str] = {}
+    for mode in sorted(mode_names, key=len):
+        match = _MODE.match(mode)
+        if match is None:
+            continue
+        source, target = _iso_639_1(match.group(1)), _iso_639_1(match.group(2))
+        if source and target:
+            pairs[(source, target)] = mode
+    return pairs
+
+
+class LocalEngine:
+    name = NAME
+
+    def __init__(self, *, tesseract_command: str, apertium_command: str, timeout_seconds: int) -> None:
+        self.tesseract_command = tesseract_command
+        self.apertium_command = apertium_command
+        self.timeout_seconds = timeout_seconds
+        self._lock = threading.Lock()
+        self._discovered_at = float("-inf")
+        self._pairs: dict[tuple[str, str], str] = {}
+        self._ocr_languages: list[str] = []
+
+    # --- what is installed ---------------------------------------------------------------
+
+    def _tool(self, command: str) -> str | None:
+        return shutil.which(command)
+
+    def _discover(self) -> tuple[dict[tuple[str, str], str], list[str]]:
+        with self._lock:
+            if time.monotonic() - self._discovered_at > DISCOVERY_SECONDS:
+                self._pairs = self._apertium_modes()
+                self._ocr_languages = self._tesseract_languages()
+                self._discovered_at = time.monotonic()
+            return self._pairs, self._ocr_languages
+
+    def _apertium_modes(self) -> dict[tuple[str, str], str]:
+        apertium = self._tool(self.apertium_command)
+        if apertium is None:
+            return {}
+        listing = self._run([apertium, "-l"], stdin=b"", check=False)
+        return apertium_pairs(listing.split())
+
+    def _tesseract_languages(self) -> list[str]:
+        tesseract = self._tool(self.tesseract_command)
+        if tesseract is None:
+            return []
+        listing = self._run([tesseract, "--list-langs"], stdin=b"", check=False)
+        return [line.strip() for line in listing.splitlines()[1:] if line.strip() and line.strip() != "osd"]
+
+    def supported_pairs(self) -> list[tuple[str, str]]:
+        pairs, _ = self._discover()
+        return sorted(pairs)
+
+    def _model(self) -> str:
+        return "tesseract+apertium"
+
+    # --- the interface ---------------------------------------------------------------------
+
+    def status(self) -> EngineStatus:
+        missing = [
+            f"{command} ({package})"
+            for command, package in (
+                (self.tesseract_command, "tesseract-ocr"),
+                (self.apertium_command, "apertium"),
+            )
+            if self._tool(command) is None
+        ]
+        if missing:
+            return self._status(ModelState.UNCONFIGURED, "Not installed: " + ", ".join(missing) + ".")
+        pairs, ocr = self._discover()
+        if not pairs:
+            return self._status(
+                ModelState.UNCONFIGURED, "No Apertium language pair is installed (apt-get install apertium-eng-spa)."
+            )
+        listed = ", ".join(f"{source}->{target}" for source, target in sorted(pairs))
+        return self._status(ModelState.READY, f"Apertium pairs: {listed}; OCR languages: {', '.join(ocr) or 'none'}.")
+
+    def _status(self, state: str, detail: str) -> EngineStatus:
+        return EngineStatus(state=state, engine=self.name, model=self._model(), detail=detail)
+
+    def check_supported(self, *, source_language: str | None, target_language: str) -> None:
+        source_language = source_language or None  # "" (no override) means: detect
+        pairs, _ = self._discover()
+        if source_language == target_language:
+            return
+        if source_language is None and any(target == target_language for _, target in pairs):
+            return
+        if (source_language, target_language) in pairs:
+            return
+        raise UnsupportedLanguagePair(
+            engine=self.name,
+            source_language=source_language,
+            target_language=target_language,
+            supported_pairs=[(source, target) for source, target in sorted(pairs)],
+        )
+
+    def translate(self, page: PageInput) -> PageResult:
+        pairs, ocr_languages = self._discover()
+        model = "apertium"
+        if page.has_text or page.image is None:
+            source_text = page.text
+        else:
+            source_text = self._ocr(page.image(), page.source_language, ocr_languages)
+            model = "tesseract+apertium"
+        source = page.source_language or language_detect(source_text)
+        if not source_text.strip() or source == page.target_language:
+            translation = source_text.strip()
+        else:
+            if source is None:
+                raise EngineError("The page's language could not be told; set the book's source language.")
+            mode = pairs.get((source, page.target_language))
+            if mode is None:
+                raise EngineError(
+                    f"The page is in {source}, and the local engine cannot translate {source} into "
+                    f"{page.target_language}.",
+                    retryable=False,
+                )
+            translation = self._apertium(mode, source_text, page.glossary)
+            model = f"{model} {mode}"
+        prompt_tokens = tokens_estimate(source_text)
+        completion_tokens = tokens_estimate(translation)
+        return PageResult(
+            translation=translation,
+            source_text=source_text,
+            detected_source_language=source,
+            engine=self.name,
+            model=model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost_usd(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+        )
+
+    # --- the programs ------------------------------------------------------------------------
+
+    def _ocr(self, image: bytes, language: str | None, installed: list[str]) -> str:
+        tesseract = self._tool(self.tesseract_command)
+        if tesseract is None or not installed:
+            raise EngineUnavailable(
+                "Tesseract is not installed (apt-get install tesseract-ocr): pages without text wait."
+            )
+        wanted = ISO_639_3.get(language or "")
+        languages = wanted if wanted in installed else "+".join(installed)
+        return self._run([tesseract, "stdin", "stdout", "-l", languages], stdin=image).strip()
+
+    def _apertium(self, mode: str, text: str, glossary: Mapping[str, str]) -> str:
+        apertium = self._tool(self.apertium_command)
+        if apertium is None:
+            raise EngineUnavailable("Apertium is not installed (apt-get install apertium): pages wait.")
+        protected, placeholders = _glossary_protect(text, glossary)
+        translated = self._run([apertium, "-u", "-f", "txt", mode], stdin=protected.encode())
+        for placeholder, replacement in placeholders.items():
+            translated = translated.replace(placeholder, replacement)
+        return translated.strip()
+
+    def _run(self, command: list[str], *, stdin: bytes, check: bool = True) -> str:
+        try:
+            completed = subprocess.run(  # noqa: S603  (a fixed program and arguments)
+                command, input=stdin, capture_output=True, timeout=self.timeout_seconds, check=False
+            )
+        except subprocess.TimeoutExpired as error:
+            raise EngineError(f"{command[0]} took longer than {self.timeout_seconds} seconds.") from error
+        except OSError as error:
+            raise EngineUnavailable(f"{command[0]} could not be started: {error}.") from error
+        output = completed.stdout.decode("utf-8", errors="replace")
+        if check and completed.returncode != 0:
+            message = completed.stderr.decode("utf-8", errors="replace").strip()[:300]
+            raise EngineError(f"{command[0]} failed (exit {completed.returncode}): {message}")
+        return output
+
+
+def _glossary_protect(text: str, glossary: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """The text with each glossary term (whole words, longest first) replaced by a
+    placeholder, and placeholder -> the term's translation."""
+    placeholders: dict[str, str] = {}
+    for number, term in enumerate(sorted(glossary, key=len, reverse=True)):
+        if not term.strip():
+            continue
+        placeholder = f"⟦{number}⟧"
+        pattern = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
+        text, count = pattern.subn(placeholder, text)
+        if count:
+            placeholders[placeholder] = glossary[term]
+    return text, placeholders

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from translation import api
+
+urlpatterns = [
+    path("model-status", api.ModelStatusView.as_view(), name="model-status"),
+]

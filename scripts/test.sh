@@ -30,5 +30,6 @@ if [ $# -eq 0 ]; then
   echo ">> pytest (SQLite): the API end to end"
   DATABASE_URL="sqlite:///$VAR_DIR/test-sqlite.db" pytest -m "not postgres_only" \
     tests/projects/test_intake_api.py tests/accounts/test_auth_api.py tests/accounts/test_api_keys.py \
-    tests/core/test_idempotency.py tests/core/test_errors.py
+    tests/core/test_idempotency.py tests/core/test_errors.py \
+    tests/wallet/test_wallet_api.py tests/wallet/test_pricing.py tests/projects/test_processing.py
 fi

@@ -339,3 +339,41 @@ def test_review_approve_and_reject_need_the_approve_scope(user, auth_client, key
     assert (page.status, page.attempts) == (PageStatus.APPROVED, 2)
     approved = approver.post(f"/v1/projects/{project.pk}/pages/{page.pk}/approve")
     assert approved.json()["status"] == "Approved"
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_process_calls_queue_exactly_one_job_and_one_hold(user):
+    import threading
+
+    from django.db import connection
+
+    project = book(user, pages=10)
+    credit(user, "5")
+    together = threading.Barrier(8)
+    job_ids: list[str] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def call() -> None:
+        try:
+            together.wait(timeout=30)
+            job = jobs.process_start(owner=user, project_id=project.pk)
+            with lock:
+                job_ids.append(str(job.pk))
+        except BaseException as error:  # surfaced below
+            with lock:
+                errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    assert len(set(job_ids)) == 1
+    assert Job.objects.count() == 1
+    assert Hold.objects.count() == 1
+    assert Wallet.objects.get(user=user).reserved == Decimal("0.5")

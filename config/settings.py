@@ -263,6 +263,17 @@ RETENTION_DAYS = env.int("RETENTION_DAYS", default=30)
 # Folders a staff member may name as a project's sourcePath (nothing outside them).
 SOURCE_PATH_ROOTS = env.list("SOURCE_PATH_ROOTS", default=[])
 
+# --- Processing -----------------------------------------------------------------------
+
+# Attempts a page gets before it stays Failed (CompletedWithErrors).
+PAGE_MAX_ATTEMPTS = env.int("PAGE_MAX_ATTEMPTS", default=3)
+# A running job writes a heartbeat this often; one silent for JOB_STALE_SECONDS lost its
+# worker, and beat's reaper queues it again.
+JOB_HEARTBEAT_SECONDS = env.int("JOB_HEARTBEAT_SECONDS", default=15)
+JOB_STALE_SECONDS = env.int("JOB_STALE_SECONDS", default=120)
+# While the engine is down or warming up, a paused batch is tried again this often.
+CAPACITY_RETRY_SECONDS = env.int("CAPACITY_RETRY_SECONDS", default=30)
+
 # --- API ------------------------------------------------------------------------------
 
 API_VERSION = "1.0"
@@ -357,6 +368,10 @@ SPECTACULAR_SETTINGS = {
         "PageStatusEnum": "projects.models.PageStatus",
         "SourceKindEnum": "projects.models.SourceKind",
         "LanguageCodeEnum": TARGET_LANGUAGES,
+        "JobStatusEnum": "projects.models.JobStatus",
+        "JobKindEnum": "projects.models.JobKind",
+        "TopUpStatusEnum": "wallet.models.TopUpStatus",
+        "TopUpMethodEnum": "wallet.models.TopUpMethod",
     },
 }
 
@@ -460,6 +475,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "projects-retention-purge": {"task": "projects.tasks.retention_purge", "schedule": 3600.0},
     "uploads-expired-purge": {"task": "projects.tasks.uploads_expired_purge", "schedule": 900.0},
     "normalize-stale-requeue": {"task": "projects.tasks.normalize_stale_requeue", "schedule": 120.0},
+    "jobs-stale-requeue": {"task": "projects.tasks.jobs_stale_requeue", "schedule": 30.0},
     "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
     "crypto-pending-reconcile": {"task": "wallet.tasks.crypto_pending_reconcile", "schedule": 300.0},
 }
@@ -505,5 +521,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.request": {"level": "ERROR"},
+        # One line per outgoing request (the engine, payment providers) is noise at INFO.
+        "httpx": {"level": "WARNING"},
     },
 }

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from functools import partial
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction

@@ -31,10 +31,10 @@ from django.core.files.storage import default_storage
 from django.db import close_old_connections, transaction
 from django.db.models import Sum
 from django.utils import timezone
-from translation.engines import EngineError, EngineUnavailable, PageInput, PageResult, completeness_problem, engine_get
 
 from projects.jobs import QUEUE_OF_KIND, _dispatch, ladder_advance, project_status_set, working_status
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus
+from translation.engines import EngineError, EngineUnavailable, PageInput, PageResult, completeness_problem, engine_get
 from wallet.models import CauseType, Hold
 from wallet.services import hold_settle
 

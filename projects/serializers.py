@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from core.serializers import Int64Field, MoneyField
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, SourceKind, Upload
+from translation.engines import ModelState
 
 LANGUAGE_CHOICES = settings.TARGET_LANGUAGES
 
@@ -366,9 +367,7 @@ class StatusViewSerializer(serializers.Serializer):
     )
     blocked_on = serializers.ChoiceField(choices=["credit", "retry"], allow_null=True, help_text="The caller must act.")
     next_action = serializers.ChoiceField(choices=["add_credit", "retry", "download"], allow_null=True)
-    gpu = serializers.ChoiceField(
-        choices=["ready", "starting", "throttled", "unconfigured"], help_text="The GPU backend overlay."
-    )
+    gpu = serializers.ChoiceField(choices=ModelState.choices, help_text="The GPU backend overlay.")
     title = serializers.CharField()
     detail = serializers.CharField()
     progress = ProgressSerializer()

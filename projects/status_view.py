@@ -13,11 +13,11 @@ from datetime import datetime
 from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
-from translation.engines import model_status
 
 from projects.billing import retryable_pages
 from projects.jobs import job_in_flight
 from projects.models import JobStatus, PageStatus, Project, ProjectStatus
+from translation.engines import model_status
 from wallet.models import WalletSettings
 
 PHASE = {

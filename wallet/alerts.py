@@ -23,6 +23,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import ServiceError
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
 from wallet.selectors import auto_top_ups_this_month
 from wallet.topups import reference_new
@@ -128,7 +129,11 @@ def auto_top_up_start(*, wallet_id: int) -> TopUp | None:
             amount=amount,
             saved_card=card,
         )
-    top_up = stripe_gateway.saved_card_charge(top_up=top_up, card=card)
+    try:
+        top_up = stripe_gateway.saved_card_charge(top_up=top_up, card=card)
+    except ServiceError:
+        # Stripe could not be reached: the gateway recorded the top-up as failed.
+        top_up.refresh_from_db()
     if top_up.status == TopUpStatus.FAILED:
         _auto_top_up_failure_tell(top_up=top_up)
     return top_up

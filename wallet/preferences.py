@@ -12,6 +12,7 @@ from core.errors import ValidationFailed
 from wallet.models import WalletSettings
 from wallet.selectors import WalletView, wallet_view_for
 from wallet.services import money_quantize, wallet_get_or_create
+from wallet.topups import whole_cents
 
 
 def _money_or_none(value: Decimal | None, *, field: str, allow_zero: bool = False) -> Decimal | None:
@@ -34,6 +35,8 @@ def auto_top_up_set(
         raise ValidationFailed({"nonFieldErrors": ["Give threshold and amount both (enable) or both null (disable)."]})
     threshold = _money_or_none(threshold, field="threshold", allow_zero=True)
     amount = _money_or_none(amount, field="amount")
+    if amount is not None:
+        whole_cents(amount)
     monthly_cap = _money_or_none(monthly_cap, field="monthlyCap")
     if amount is not None and not user.saved_cards.exists():
         raise ValidationFailed({"amount": ["Auto top-up charges your primary saved card: save a card first."]})

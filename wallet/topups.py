@@ -61,7 +61,7 @@ def top_up_request(
 
         stripe_gateway.configured_or_refuse()
         card = _saved_card_for(user=user, saved_card_id=saved_card_id) if saved_card_id else None
-        _whole_cents(amount)
+        whole_cents(amount)
         top_up = _top_up_open(user=user, amount=amount, method=method, saved_card=card)
         if card is None:
             return stripe_gateway.checkout_open(top_up=top_up)
@@ -73,17 +73,17 @@ def top_up_request(
         coin = (coin or settings.CRYPTO_COINS[0]).upper()
         if coin not in settings.CRYPTO_COINS:
             raise ValidationFailed({"coin": [f"Accepted coins: {', '.join(settings.CRYPTO_COINS)}."]})
-        _whole_cents(amount)
+        whole_cents(amount)
         top_up = _top_up_open(user=user, amount=amount, method=method)
         return btcpay.invoice_open(top_up=top_up, coin=coin)
     raise ValidationFailed({"method": ["One of manual, card, crypto."]})
 
 
-def _whole_cents(amount: Decimal) -> None:
+def whole_cents(amount: Decimal, *, field: str = "amount") -> None:
     """Card and crypto processors bill whole cents: an amount they would round is refused,
     so what is credited is exactly what was paid."""
     if amount != amount.quantize(Decimal("0.01")):
-        raise ValidationFailed({"amount": ["A card or crypto top-up is a whole number of cents."]})
+        raise ValidationFailed({field: ["A card or crypto top-up is a whole number of cents."]})
 
 
 def _saved_card_for(*, user: User, saved_card_id: uuid.UUID) -> SavedCard:

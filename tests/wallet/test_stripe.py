@@ -695,3 +695,27 @@ def test_an_auto_top_up_the_bank_wants_confirmed_fails_and_tells_the_owner(
     assert top_up is not None
     assert_top_up_failed(top_up.reference, AUTHENTICATION_MESSAGE)
     assert AUTHENTICATION_MESSAGE in mail.outbox[0].body
+
+
+def test_an_auto_top_up_while_stripe_is_unreachable_is_recorded_and_tells_the_owner(
+    user, auth_client, api_client, stripe_stand_in
+):
+    assert_card_saved(auth_client, api_client, stripe_stand_in, amount=10)
+    auto_top_up_set(user=user, threshold=Decimal("5"), amount=Decimal("20"))
+    spend(user, "6", "job-1")
+    stripe_stand_in.stop()
+
+    top_up = auto_top_up_start(wallet_id=user.wallet.pk)
+
+    assert top_up is not None
+    assert top_up.status == TopUpStatus.FAILED
+    assert Wallet.objects.get(user=user).balance == Decimal("10")
+    assert len(mail.outbox) == 1
+    assert "automatic top-up failed" in mail.outbox[0].subject
+
+
+def test_an_auto_top_up_amount_must_be_whole_cents(user, auth_client, api_client, stripe_stand_in):
+    assert_card_saved(auth_client, api_client, stripe_stand_in, amount=10)
+    response = auth_client.put("/v1/wallet/auto-top-up", {"threshold": 5, "amount": 5.555}, format="json")
+    assert_problem(response, 400, "validation_error")
+    assert "amount" in response.json()["errors"]

@@ -55,7 +55,7 @@ class JobAdmin(admin.ModelAdmin):
 
 class PageInline(admin.TabularInline):
     model = Page
-    fields = ["index", "status", "included", "attempts", "cost_usd", "failure_reason"]
+    fields = ("index", "status", "included", "attempts", "cost_usd", "failure_reason")
     readonly_fields = fields
     extra = 0
     can_delete = False

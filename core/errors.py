@@ -13,6 +13,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
@@ -207,9 +208,20 @@ handler404 = _django_handler("not_found", 404, "No such resource.", "page_not_fo
 handler500 = _django_handler("server_error", 500, "Something went wrong on our side.", "server_error")
 
 
+@csrf_exempt
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-    """The last /v1 route: an unknown address is a problem+json 404 even with DEBUG on."""
+    """The last /v1 route: an unknown address is a problem+json 404 even with DEBUG on
+    (and for a POST too: there is nothing here for CSRF to protect)."""
     return problem_response(request, code="not_found", status=404, detail="No such resource.")
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: problem+json under /v1, Django's page elsewhere (the admin)."""
+    if _is_api_path(request):
+        return problem_response(request, code="forbidden", status=403, detail=f"CSRF check failed: {reason}")
+    from django.views.csrf import csrf_failure as django_csrf_failure
+
+    return django_csrf_failure(request, reason=reason)
 
 
 class ProblemJsonMiddleware:

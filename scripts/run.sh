@@ -29,7 +29,7 @@ cat <<BANNER
     API discovery   http://$HOST:$WEB_PORT/v1/meta
     API docs        http://$HOST:$WEB_PORT/v1/docs   (OpenAPI: /v1/schema)
     Admin           http://$HOST:$WEB_PORT/admin/     (python manage.py createsuperuser)
-    A first credential (a JWT, an API key and $100 of development credit):
+    A first credential (a JWT, an API key and \$100 of development credit):
                     .venv/bin/python manage.py create_dev_user
   Ctrl-C stops everything.
 

@@ -66,3 +66,10 @@ def test_pages_outside_the_api_keep_djangos_own_errors(client):
 
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+def test_a_post_to_an_unknown_address_is_a_problem_404_even_with_csrf_checks(db):
+    from django.test import Client
+
+    response = Client(enforce_csrf_checks=True).post("/v1/projects//process")
+    assert_problem(response, 404, "not_found")

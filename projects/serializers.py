@@ -77,8 +77,28 @@ class ProjectCreateInputSerializer(serializers.Serializer):
     source_size_bytes = Int64Field(min_value=0, required=False, allow_null=True)
 
 
+GLOSSARY_MAX_ENTRIES = 500
+
+
+class GlossaryEntrySerializer(serializers.Serializer):
+    """A name or term and how it is always translated in this book. A list of pairs (not an
+    object keyed by term), so that terms are never touched by the camelCase conversion."""
+
+    term = serializers.CharField(max_length=200)
+    translation = serializers.CharField(max_length=200)
+
+    class Meta:
+        ref_name = "GlossaryEntry"
+
+
 class ProjectUpdateInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
+    glossary = GlossaryEntrySerializer(
+        many=True,
+        required=False,
+        max_length=GLOSSARY_MAX_ENTRIES,
+        help_text="Replaces the book's glossary: names and terms the engine keeps consistent across pages.",
+    )
     target_language_code = serializers.ChoiceField(choices=LANGUAGE_CHOICES, required=False)
     source_language_override = serializers.ChoiceField(
         choices=LANGUAGE_CHOICES, required=False, allow_null=True, help_text="null clears it (auto-detect)."
@@ -88,6 +108,15 @@ class ProjectUpdateInputSerializer(serializers.Serializer):
         if not value.strip():
             raise serializers.ValidationError("The name cannot be blank.")
         return value
+
+    def validate_glossary(self, entries: list[dict[str, str]]) -> dict[str, str]:
+        glossary: dict[str, str] = {}
+        for entry in entries:
+            term = entry["term"].strip()
+            if term in glossary:
+                raise serializers.ValidationError(f"The term {term!r} appears twice.")
+            glossary[term] = entry["translation"].strip()
+        return glossary
 
 
 class PageSerializer(serializers.ModelSerializer):
@@ -187,9 +216,14 @@ class ProjectSerializer(ProjectSummarySerializer):
 
     pages = serializers.SerializerMethodField()
     current_batch_page_ids = serializers.SerializerMethodField()
+    glossary = serializers.SerializerMethodField()
 
     class Meta(ProjectSummarySerializer.Meta):
-        fields = [*ProjectSummarySerializer.Meta.fields, "pages", "current_batch_page_ids"]
+        fields = [*ProjectSummarySerializer.Meta.fields, "pages", "current_batch_page_ids", "glossary"]
+
+    @extend_schema_field(GlossaryEntrySerializer(many=True))
+    def get_glossary(self, project: Project) -> list[dict[str, str]]:
+        return [{"term": term, "translation": text} for term, text in (project.glossary or {}).items()]
 
     def _pages(self, project: Project) -> list[Page]:
         loaded = getattr(project, "pages_loaded", None)

@@ -111,8 +111,10 @@ def project_update(
     target_language_code: str | None = None,
     source_language_override: str | None = None,
     clear_source_language_override: bool = False,
+    glossary: dict[str, str] | None = None,
 ) -> Project:
-    """Rename, or change the languages. The target can change only before any batch ran."""
+    """Rename, change the languages, or replace the glossary. The target can change only
+    before any batch ran; the glossary applies to the pages translated from then on."""
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
         fields: list[str] = []
@@ -129,6 +131,9 @@ def project_update(
         if clear_source_language_override or source_language_override is not None:
             project.source_language_override = None if clear_source_language_override else source_language_override
             fields.append("source_language_override")
+        if glossary is not None:
+            project.glossary = glossary
+            fields.append("glossary")
         if fields:
             project.save(update_fields=fields)
     return project

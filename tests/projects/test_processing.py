@@ -377,3 +377,27 @@ def test_concurrent_process_calls_queue_exactly_one_job_and_one_hold(user):
     assert Job.objects.count() == 1
     assert Hold.objects.count() == 1
     assert Wallet.objects.get(user=user).reserved == Decimal("0.5")
+
+
+def test_the_books_glossary_and_the_previous_page_reach_the_vllm_engine(user, auth_client, settings):
+    from tests.support.openai_server import OpenAIServer
+
+    project = book(user, pages=3)
+    credit(user, "5")
+    glossary = [{"term": "Frodo", "translation": "Frodon"}, {"term": "iPhone_Pro", "translation": "iPhone_Pro"}]
+    updated = auth_client.patch(f"/v1/projects/{project.pk}", {"glossary": glossary}, format="json")
+    assert updated.status_code == 200, updated.json()
+    assert updated.json()["glossary"] == glossary  # terms untouched by the camelCase conversion
+    duplicate = auth_client.patch(f"/v1/projects/{project.pk}", {"glossary": glossary * 2}, format="json")
+    assert_problem(duplicate, 400, "validation_error")
+    with OpenAIServer(model="test/vl") as server:
+        settings.TRANSLATION_ENGINE = "vllm"
+        settings.VLLM_BASE_URL, settings.VLLM_MODEL = server.url, "test/vl"
+        auth_client.post(f"/v1/projects/{project.pk}/process")
+        job_run_next()  # calibration: page 1
+        job_run_next()  # pages 2 and 3
+        prompts = [request.user_text + request.system_text for request in server.chat_requests()]
+    assert len(prompts) == 3
+    assert all("Frodon" in prompt and "iPhone_Pro" in prompt for prompt in prompts)
+    page_1 = project.pages.get(index=1).translation
+    assert page_1[-40:] in prompts[1] or page_1[-40:] in prompts[2]

@@ -93,8 +93,8 @@ class GlossaryEntrySerializer(serializers.Serializer):
 
 class ProjectUpdateInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
-    glossary = GlossaryEntrySerializer(
-        many=True,
+    glossary = serializers.ListField(
+        child=GlossaryEntrySerializer(),
         required=False,
         max_length=GLOSSARY_MAX_ENTRIES,
         help_text="Replaces the book's glossary: names and terms the engine keeps consistent across pages.",

@@ -29,7 +29,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import close_old_connections, transaction
-from django.db.models import Sum
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from projects.jobs import QUEUE_OF_KIND, _dispatch, ladder_advance, project_status_set, working_status
@@ -108,43 +108,48 @@ def _page_input(project: Project, page: Page, previous: str) -> PageInput:
     )
 
 
-def _previous_translation(project: Project, index: int) -> str:
-    return (
-        project.pages.filter(index=index - 1, status=PageStatus.APPROVED).values_list("translation", flat=True).first()
-        or ""
+def _previous_pages_context(project: Project, pages: list[Page]) -> dict[int, str]:
+    """For each page, the end of the page before it (one query for the batch): its
+    translation when it has one; else its source text, since in a batch running
+    concurrently the previous page is usually translated at the same time."""
+    before = project.pages.filter(index__in=[page.index - 1 for page in pages]).values_list(
+        "index", "status", "translation", "text_layer"
     )
+    context = {
+        index + 1: translation if status == PageStatus.APPROVED and translation else text_layer
+        for index, status, translation, text_layer in before
+    }
+    return {page.index: context.get(page.index, "") for page in pages}
 
 
-def _page_commit(*, job: Job, claim: int, page: Page, result: PageResult | None, error: str) -> Page | None:
-    """Commits one page's outcome, unless the page or the job is no longer this worker's."""
+def _page_commit(
+    *, job: Job, claim: int, page: Page, result: PageResult | None, error: str, done: int | None = None
+) -> bool:
+    """Commits one page's outcome, unless the page or the job is no longer this worker's.
+    Two statements: the job's row (the claim check, the heartbeat and the progress note,
+    which also locks it against the reaper until the commit), then the page's row, only
+    if it is still in flight for this job."""
+    now = timezone.now()
+    note = {"progress_note": f"{done} of {job.page_count} pages done."} if done is not None else {}
     with transaction.atomic():
-        if not Job.objects.select_for_update().filter(pk=job.pk, claims=claim, status=JobStatus.RUNNING).exists():
-            return None
-        locked = Page.objects.select_for_update().get(pk=page.pk)
-        if locked.status != PageStatus.IN_PROGRESS or locked.job_id != job.pk:
-            return None
-        now = timezone.now()
-        locked.attempts += 1
-        locked.updated_at = now
+        if not Job.objects.filter(pk=job.pk, claims=claim, status=JobStatus.RUNNING).update(heartbeat_at=now, **note):
+            return False
+        changes: dict[str, object] = {"attempts": F("attempts") + 1, "updated_at": now}
         if result is not None:
-            locked.source_text = result.source_text
-            locked.translation = result.translation
-            locked.detected_source_language = result.detected_source_language or ""
-            locked.engine, locked.model_name = result.engine, result.model
-            locked.prompt_tokens, locked.completion_tokens = result.prompt_tokens, result.completion_tokens
-        if result is not None and not error:
-            locked.status, locked.cost_usd, locked.translated_at, locked.failure_reason = (
-                PageStatus.APPROVED,
-                result.cost_usd,
-                now,
-                "",
+            changes.update(
+                source_text=result.source_text,
+                translation=result.translation,
+                detected_source_language=result.detected_source_language or "",
+                engine=result.engine,
+                model_name=result.model,
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
             )
+        if result is not None and not error:
+            changes.update(status=PageStatus.APPROVED, cost_usd=result.cost_usd, translated_at=now, failure_reason="")
         else:
-            locked.status, locked.failure_reason = PageStatus.FAILED, error[:2000]
-        locked.save()
-        done = job.pages.exclude(status=PageStatus.IN_PROGRESS).count()
-        Job.objects.filter(pk=job.pk).update(heartbeat_at=now, progress_note=f"{done} of {job.page_count} pages done.")
-        return locked
+            changes.update(status=PageStatus.FAILED, failure_reason=error[:2000])
+        return bool(Page.objects.filter(pk=page.pk, job=job, status=PageStatus.IN_PROGRESS).update(**changes))
 
 
 def _translate(engine, page_input: PageInput) -> tuple[PageResult | None, str]:  # type: ignore[no-untyped-def]
@@ -180,15 +185,19 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
     engine = engine_get()
     outcome = BatchOutcome(job=job)
     pages = list(job.pages.filter(status=PageStatus.IN_PROGRESS).order_by("index"))
-    inputs = {page.pk: _page_input(project, page, _previous_translation(project, page.index)) for page in pages}
+    previous = _previous_pages_context(project, pages)
+    inputs = {page.pk: _page_input(project, page, previous[page.index]) for page in pages}
+    done = job.page_count - len(pages)
 
     def handle(page: Page, future: Future[tuple[PageResult | None, str]]) -> None:
+        nonlocal done
         result, error, outage = _collected(future)
         if outage:
             outcome.unavailable = outage
             return
-        committed = _page_commit(job=job, claim=claim, page=page, result=result, error=error)
-        if committed is None and not _still_mine(job, claim):
+        if _page_commit(job=job, claim=claim, page=page, result=result, error=error, done=done + 1):
+            done += 1
+        elif not _still_mine(job, claim):
             outcome.superseded = True
 
     with _Heartbeat(job, claim), ThreadPoolExecutor(max_workers=settings.ENGINE_CONCURRENCY) as pool:

@@ -246,7 +246,7 @@ def test_a_job_whose_worker_died_is_requeued_and_finished_with_every_page_once(u
     run_worker()
     # The old worker wakes up and tries to commit: its claim is stale, nothing changes.
     stale_page = dead.pages.order_by("index").last()
-    assert _page_commit(job=dead, claim=dead.claims, page=stale_page, result=None, error="late") is None
+    assert _page_commit(job=dead, claim=dead.claims, page=stale_page, result=None, error="late") is False
     project.refresh_from_db()
     assert project.status == ProjectStatus.COMPLETE
     assert set(project.pages.values_list("attempts", flat=True)) == {1}

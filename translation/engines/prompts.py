@@ -48,7 +48,10 @@ IMAGE_TEXT = (
 )
 
 GLOSSARY_HEADING = "Glossary (use these translations exactly):"
-PREVIOUS_HEADING = "End of the previous page's translation, for continuity only:"
+PREVIOUS_HEADING = (
+    "End of the previous page (its translation, or its source text when it is translated at the same time), "
+    "for continuity only:"
+)
 PAGE_HEADING = "The page to translate:"
 
 # Phrases of the prompts that never belong in a translation (the completeness check).

@@ -1,0 +1,79 @@
+"""The book as every renderer sees it: metadata, options, and its pages streamed in order.
+
+Renderers never touch the ORM: `book_for(project, options)` builds an `ExportBook` whose
+`pages()` yields `ExportPage`s from the database in chunks, so a 1,000-page book is never
+held in memory at once. A page's translation is Markdown (paragraphs, headings, lists,
+emphasis); `exports.blocks.blocks_of` turns it into blocks a renderer can lay out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+RTL_LANGUAGES = frozenset({"ar", "he", "fa", "ur", "yi"})
+PAGE_CHUNK = 200
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What the caller asked for. `bilingual`: source and translation together (Html,
+    Epub, Docx, Pdf; side by side in Html and Pdf, interleaved paragraph by paragraph in
+    Epub and Docx); `page_markers`: a visible marker at each page start ("— 12 —");
+    `partial`: a book still in progress is exported with the pages translated so far;
+    `pages_per_chapter`: when the book has no headings to cut chapters at."""
+
+    bilingual: bool = False
+    page_markers: bool = False
+    partial: bool = False
+    pages_per_chapter: int = 20
+
+    def key(self) -> str:
+        """A stable text form (part of an export's identity)."""
+        return (
+            f"bilingual={int(self.bilingual)};markers={int(self.page_markers)};"
+            f"partial={int(self.partial)};chapter={self.pages_per_chapter}"
+        )
+
+
+@dataclass(frozen=True)
+class ExportPage:
+    index: int  # 1-based page number in the book
+    translated: bool  # Approved with a translation
+    translation: str  # Markdown; "" when not translated
+    source_text: str  # the text layer or the engine's transcription; may be ""
+    failed: bool  # the page failed every attempt (or is still failed): marked visibly, never dropped
+    failure_reason: str
+    image_key: str  # storage key of the page image (PNG)
+
+
+@dataclass(frozen=True)
+class ExportBook:
+    identifier: str  # the project id (EPUB identifier, PDF metadata)
+    title: str
+    language: str  # target language code (ISO 639-1)
+    source_language: str | None  # the project's override, or the most common detected language
+    created_at: datetime
+    page_count: int  # included pages
+    status: str  # the project's status (Complete, CompletedWithErrors, or in progress when partial)
+    pages: Callable[[], Iterator[ExportPage]] = field(repr=False)  # a fresh iterator each call
+
+    @property
+    def rtl(self) -> bool:
+        return self.language in RTL_LANGUAGES
+
+    @property
+    def source_rtl(self) -> bool:
+        return (self.source_language or "") in RTL_LANGUAGES
+
+
+FAILED_PAGE_TEXT = "[Page {index} could not be translated: {reason}]"
+PENDING_PAGE_TEXT = "[Page {index} is not translated yet.]"
+
+
+def page_notice(page: ExportPage) -> str:
+    """The visible marker of a page without a translation (never silently dropped)."""
+    if page.failed:
+        return FAILED_PAGE_TEXT.format(index=page.index, reason=page.failure_reason or "the engine failed")
+    return PENDING_PAGE_TEXT.format(index=page.index)

@@ -1,0 +1,72 @@
+"""Books in several scripts for the renderer tests: built in memory (no database), the
+same shape exports.book.book_for gives the renderers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from exports.book import ExportBook, ExportPage
+
+# Each sample: a chapter heading, a paragraph with emphasis, a list, and a second paragraph.
+SAMPLES = {
+    "en": (
+        "# Chapter {n}\n\nThe *old* house stood at the end of the **long** road.\n\n"
+        "- bread\n- water\n\nEvery morning the children walked to the river."
+    ),
+    "ar": (
+        "# الفصل {n}\n\nكان البيت *القديم* في نهاية الطريق **الطويل**.\n\n"
+        "- خبز\n- ماء\n\nكل صباح كان الأطفال يمشون إلى النهر."
+    ),
+    "he": ("# פרק {n}\n\nהבית *הישן* עמד בסוף הדרך **הארוכה**.\n\n- לחם\n- מים\n\nבכל בוקר הלכו הילדים אל הנהר."),
+    "hi": ("# अध्याय {n}\n\nपुराना *घर* लंबी **सड़क** के अंत में खड़ा था।\n\n- रोटी\n- पानी\n\nहर सुबह बच्चे नदी तक चलते थे।"),
+    "ja": "# 第{n}章\n\n*古い*家は**長い**道の終わりに立っていた。\n\n- パン\n- 水\n\n毎朝、子供たちは川まで歩いた。",
+    "zh": "# 第{n}章\n\n*老*房子立在**长**路的尽头。\n\n- 面包\n- 水\n\n每天早上孩子们走到河边。",
+    "ko": "# 제{n}장\n\n*오래된* 집은 **긴** 길의 끝에 서 있었다.\n\n- 빵\n- 물\n\n매일 아침 아이들은 강까지 걸었다.",
+    "ru": (
+        "# Глава {n}\n\n*Старый* дом стоял в конце **длинной** дороги.\n\n"
+        "- хлеб\n- вода\n\nКаждое утро дети ходили к реке."
+    ),
+    "el": (
+        "# Κεφάλαιο {n}\n\nΤο *παλιό* σπίτι ήταν στο τέλος του **μακριού** δρόμου.\n\n"
+        "- ψωμί\n- νερό\n\nΚάθε πρωί τα παιδιά περπατούσαν στο ποτάμι."
+    ),
+}
+SOURCE = "The old house stood at the end of the long road. Every morning the children walked to the river."
+
+
+def sample_book(
+    language: str = "en",
+    *,
+    pages: int = 6,
+    failed: frozenset[int] = frozenset(),
+    untranslated: frozenset[int] = frozenset(),
+    title: str | None = None,
+    source_language: str = "en",
+) -> ExportBook:
+    """A book of `pages` pages in `language`; `failed` pages failed every attempt and
+    `untranslated` ones are not done yet (a partial export)."""
+
+    def page_iter() -> Iterator[ExportPage]:
+        for index in range(1, pages + 1):
+            translated = index not in failed and index not in untranslated
+            yield ExportPage(
+                index=index,
+                translated=translated,
+                translation=SAMPLES[language].format(n=index) if translated else "",
+                source_text=SOURCE,
+                failed=index in failed,
+                failure_reason="the engine timed out" if index in failed else "",
+                image_key=f"projects/sample/pages/{index}.png",
+            )
+
+    return ExportBook(
+        identifier="3f2b1c4e-8d9a-4b7e-9c1d-2e3f4a5b6c7d",
+        title=title or f"Sample book ({language})",
+        language=language,
+        source_language=source_language,
+        created_at=datetime(2026, 11, 22, 12, 0, tzinfo=UTC),
+        page_count=pages,
+        status="CompletedWithErrors" if failed else "Complete",
+        pages=page_iter,
+    )

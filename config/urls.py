@@ -14,6 +14,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("accounts.urls")),
     path("", include("projects.urls")),
     path("", include("wallet.urls")),
+    path("", include("exports.urls")),
     path("", include("translation.urls")),
     # Last: any other /v1 address is a problem+json 404, even with DEBUG on.
     re_path(r"^.*$", errors.api_not_found),

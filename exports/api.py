@@ -1,0 +1,86 @@
+"""HTTP endpoints of exports: ask for a format, list what is made, download a file."""
+
+from __future__ import annotations
+
+from django.core.files.storage import default_storage
+from django.http import FileResponse, HttpResponseRedirect
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.idempotency import idempotent
+from core.negotiation import AcceptAnyNegotiation
+from core.openapi import problem_responses
+from core.serializers import validated
+from exports import services
+from exports.book import ExportOptions
+from exports.serializers import ExportFileSerializer, ExportRequestSerializer
+from projects.api import owned_project
+
+
+class ExportRequestView(APIView):
+    @extend_schema(
+        operation_id="projects_export",
+        tags=["exports"],
+        request=ExportRequestSerializer,
+        responses={202: ExportFileSerializer(many=True), **problem_responses(409)},
+        description="Make a format (All: every format and the Archive) on the export queue; poll "
+        "GET /v1/projects/{id}/exports. A Complete or CompletedWithErrors book (failed pages are marked in the "
+        "text), or a book in progress with allowPartial: true. Asking again for a file already made from the book as "
+        "it now is, or being made, does not render it twice; a book that changed since gets a new file.",
+    )
+    @idempotent
+    def post(self, request: Request, project_id: str) -> Response:
+        data = validated(ExportRequestSerializer, request.data)
+        options = ExportOptions(
+            bilingual=data["bilingual"],
+            page_markers=data["page_markers"],
+            partial=data["allow_partial"],
+            pages_per_chapter=data["pages_per_chapter"],
+        )
+        files = services.export_request(
+            project=owned_project(request, project_id), export_format=data["format"], options=options
+        )
+        return Response(ExportFileSerializer(files, many=True).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ExportListView(APIView):
+    @extend_schema(
+        operation_id="projects_exports",
+        tags=["exports"],
+        responses={200: ExportFileSerializer(many=True)},
+        description="The files made from the book as it now is, ready to download (only formats already made).",
+    )
+    def get(self, request: Request, project_id: str) -> Response:
+        files = services.fresh_exports(project=owned_project(request, project_id))
+        return Response(ExportFileSerializer(files, many=True).data)
+
+
+class ExportFileView(APIView):
+    content_negotiation_class = AcceptAnyNegotiation
+
+    @extend_schema(
+        operation_id="projects_export_download",
+        tags=["exports"],
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="The file, with its MIME type and a UTF-8 save-as name."
+            ),
+            302: OpenApiResponse(description="With S3 storage: a redirect to a pre-signed URL."),
+        },
+    )
+    def get(self, request: Request, project_id: str, name: str) -> FileResponse | HttpResponseRedirect:
+        export = services.export_for_download(project=owned_project(request, project_id), file_name=name)
+        if services.storage_redirects():
+            return HttpResponseRedirect(services.download_url(export))
+        response = FileResponse(
+            default_storage.open(export.storage_key, "rb"),
+            content_type=export.mime_type,
+            as_attachment=True,
+            filename=export.save_as_name,
+        )
+        response["Cache-Control"] = "private, max-age=300"
+        return response

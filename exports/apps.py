@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class ExportsConfig(AppConfig):
+    name = "exports"
+    verbose_name = "Exports"
+
+    def ready(self) -> None:
+        from exports import problems  # noqa: F401  (registers the app's problem codes)

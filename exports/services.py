@@ -1,0 +1,313 @@
+"""Exports: asking for a format, rendering it on the `export` queue, and the Archive.
+
+An export is identified by (project, format, options, content digest): the digest covers
+everything a file is made from (the title, the languages, each included page's status,
+translation time and failure), so a book that changed since gets a new file instead of a
+stale one, and asking twice for the same thing finds the file already made (or being made)
+instead of rendering it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import tempfile
+import uuid
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+from functools import partial
+from typing import IO, BinaryIO
+from urllib.parse import quote
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from core.errors import Conflict, ValidationFailed
+from core.storage import storage_delete_quietly
+from exports.book import PAGE_CHUNK, ExportBook, ExportOptions, ExportPage
+from exports.models import ExportFile, ExportStatus
+from exports.renderers import RENDERERS, renderer_for
+from projects.models import PageStatus, Project, ProjectStatus
+
+logger = logging.getLogger(__name__)
+
+SINGLE_FORMATS = list(RENDERERS)  # Markdown, PlainText, Html, Epub, Docx, Pdf
+ARCHIVE = "Archive"
+ALL = "All"
+BILINGUAL_FORMATS = frozenset({"Html", "Epub", "Docx", "Pdf", ARCHIVE})
+DONE_STATES = (ProjectStatus.COMPLETE, ProjectStatus.COMPLETED_WITH_ERRORS)
+ARCHIVE_MIME = "application/zip"
+
+
+def book_for(*, project: Project) -> ExportBook:
+    """The project as renderers see it; its pages are read from the database in chunks
+    each time `pages()` is called."""
+    included = project.pages.filter(included=True)
+    detected = Counter(
+        included.exclude(detected_source_language="").values_list("detected_source_language", flat=True)[:200]
+    )
+    source_language = project.source_language_override or (detected.most_common(1)[0][0] if detected else None)
+
+    def pages() -> Iterator[ExportPage]:
+        fields = ("index", "status", "translation", "source_text", "text_layer", "failure_reason", "image_key")
+        last = 0
+        while True:
+            chunk = list(included.filter(index__gt=last).order_by("index").values_list(*fields)[:PAGE_CHUNK])
+            if not chunk:
+                return
+            for index, status, translation, source_text, text_layer, failure_reason, image_key in chunk:
+                translated = status == PageStatus.APPROVED and bool(translation)
+                yield ExportPage(
+                    index=index,
+                    translated=translated,
+                    translation=translation if translated else "",
+                    source_text=source_text or text_layer,
+                    failed=status == PageStatus.FAILED,
+                    failure_reason=failure_reason,
+                    image_key=image_key,
+                )
+            last = chunk[-1][0]
+
+    return ExportBook(
+        identifier=str(project.pk),
+        title=project.name,
+        language=project.target_language_code,
+        source_language=source_language,
+        created_at=project.created_at,
+        page_count=included.count(),
+        status=project.status,
+        pages=pages,
+    )
+
+
+def content_digest(*, project: Project, options: ExportOptions) -> str:
+    """What a file of this project with these options is made from, as a SHA-256."""
+    digest = hashlib.sha256(
+        json.dumps(
+            [project.name, project.target_language_code, project.source_language_override, options.key()]
+        ).encode()
+    )
+    rows = (
+        project.pages.filter(included=True)
+        .order_by("index")
+        .values_list("index", "status", "translated_at", "updated_at", "failure_reason")
+    )
+    for row in rows.iterator(chunk_size=2000):
+        digest.update(repr(row).encode())
+    return digest.hexdigest()
+
+
+def _options_for(export_format: str, options: ExportOptions) -> ExportOptions:
+    """The options that matter to a format (bilingual only where the format has it), so
+    that equal files share one identity."""
+    if export_format not in BILINGUAL_FORMATS and options.bilingual:
+        return ExportOptions(
+            bilingual=False,
+            page_markers=options.page_markers,
+            partial=options.partial,
+            pages_per_chapter=options.pages_per_chapter,
+        )
+    return options
+
+
+def _names(project: Project, export_format: str, options: ExportOptions, digest: str) -> tuple[str, str, str]:
+    """(file name in the url, save-as name, mime type)."""
+    if export_format == ARCHIVE:
+        extension, mime = "zip", ARCHIVE_MIME
+    else:
+        renderer = renderer_for(export_format)
+        extension, mime = renderer.extension, renderer.mime_type
+    variant = "".join(
+        suffix for flag, suffix in ((options.bilingual, "-bilingual"), (options.partial, "-partial")) if flag
+    )
+    file_name = f"{export_format.lower()}{variant}-{digest[:12]}-{uuid.uuid4().hex[:6]}.{extension}"
+    date = timezone.localdate().isoformat()
+    title = slugify(project.name, allow_unicode=True) or "book"
+    save_as = f"{title}-{date}-{export_format.lower()}{variant}.{extension}"
+    return file_name, save_as, mime
+
+
+def export_request(*, project: Project, export_format: str, options: ExportOptions) -> list[ExportFile]:
+    """Asks for a format (All: every format and the Archive). Each file already made from
+    the book as it now is, or being made, is returned as it is; the others are queued on
+    the `export` queue."""
+    if export_format not in (*SINGLE_FORMATS, ARCHIVE, ALL):
+        raise ValidationFailed({"format": [f"One of {', '.join([ALL, *SINGLE_FORMATS, ARCHIVE])}."]})
+    if project.status not in DONE_STATES:
+        translated = project.pages.filter(included=True, status=PageStatus.APPROVED).exists()
+        if not (options.partial and translated):
+            raise Conflict(code="export_not_ready")
+    formats = [*SINGLE_FORMATS, ARCHIVE] if export_format == ALL else [export_format]
+    files = []
+    with transaction.atomic():
+        Project.objects.select_for_update().get(pk=project.pk)
+        for each in formats:
+            each_options = _options_for(each, options)
+            digest = content_digest(project=project, options=each_options)
+            existing = ExportFile.objects.filter(
+                project=project, format=each, options_key=each_options.key(), content_hash=digest
+            ).first()
+            if existing is not None and existing.status != ExportStatus.FAILED:
+                files.append(existing)
+                continue
+            if existing is not None:
+                existing.delete()
+            file_name, save_as, mime = _names(project, each, each_options, digest)
+            export = ExportFile.objects.create(
+                project=project,
+                format=each,
+                options_key=each_options.key(),
+                content_hash=digest,
+                file_name=file_name,
+                save_as_name=save_as,
+                mime_type=mime,
+            )
+            transaction.on_commit(partial(_enqueue, export.pk))
+            files.append(export)
+    return files
+
+
+def _enqueue(export_id: uuid.UUID) -> None:
+    from exports.tasks import export_render
+
+    export_render.apply_async(args=[str(export_id)], queue="export")
+
+
+def options_of(key: str) -> ExportOptions:
+    values = dict(part.split("=", 1) for part in key.split(";") if "=" in part)
+    return ExportOptions(
+        bilingual=values.get("bilingual") == "1",
+        page_markers=values.get("markers") == "1",
+        partial=values.get("partial") == "1",
+        pages_per_chapter=int(values.get("chapter", "20")),
+    )
+
+
+def export_render(*, export_id: uuid.UUID | str) -> ExportFile | None:
+    """Renders a pending export to storage (the worker's entry point). An export that is
+    not pending (made already, or gone) is left alone; a render that fails marks it
+    failed with the reason, and asking again retries it."""
+    export = ExportFile.objects.select_related("project").filter(pk=export_id).first()
+    if export is None or export.status != ExportStatus.PENDING:
+        return export
+    book = book_for(project=export.project)
+    options = options_of(export.options_key)
+    key = f"exports/{export.project_id}/{export.file_name}"
+    try:
+        with tempfile.TemporaryFile() as spool:
+            if export.format == ARCHIVE:
+                _archive_write(export.project, book, options, spool)
+            else:
+                renderer_for(export.format).render(book, options, spool)
+            size = spool.tell()
+            spool.seek(0)
+            stored = default_storage.save(key, File(spool, name=export.file_name))
+    except Exception as error:
+        logger.exception("export %s (%s) failed", export.pk, export.format)
+        ExportFile.objects.filter(pk=export.pk, status=ExportStatus.PENDING).update(
+            status=ExportStatus.FAILED, error_text=f"{type(error).__name__}: {error}"[:2000], finished_at=timezone.now()
+        )
+        export.refresh_from_db()
+        return export
+    updated = ExportFile.objects.filter(pk=export.pk, status=ExportStatus.PENDING).update(
+        status=ExportStatus.READY, storage_key=stored, size_bytes=size, finished_at=timezone.now()
+    )
+    if not updated:  # deleted (or redone) meanwhile: keep no stray file
+        storage_delete_quietly(stored)
+    export.refresh_from_db()
+    return export
+
+
+def _archive_write(project: Project, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
+    """A zip of every format, the page images and a JSON manifest, written entry by entry
+    (each format is rendered straight into its zip entry)."""
+    manifest: dict[str, object] = {
+        "project": {"id": str(project.pk), "name": project.name, "status": project.status},
+        "targetLanguage": book.language,
+        "sourceLanguage": book.source_language,
+        "pageCount": book.page_count,
+        "options": {"bilingual": options.bilingual, "pageMarkers": options.page_markers, "partial": options.partial},
+        "generatedUtc": timezone.now().isoformat(),
+        "files": [],
+        "pages": [],
+    }
+    files: list[dict[str, object]] = []
+    pages: list[dict[str, object]] = []
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+        for export_format in SINGLE_FORMATS:
+            renderer = renderer_for(export_format)
+            name = f"book.{renderer.extension}"
+            with tempfile.TemporaryFile() as spool:
+                renderer.render(book, _options_for(export_format, options), spool)
+                spool.seek(0)
+                with archive.open(name, "w", force_zip64=True) as entry:
+                    _copy(spool, entry)
+            files.append({"name": name, "format": export_format, "mimeType": renderer.mime_type})
+        for page in book.pages():
+            image = f"images/page-{page.index:05d}.png"
+            try:
+                with default_storage.open(page.image_key, "rb") as source, archive.open(image, "w") as entry:
+                    _copy(source, entry)
+            except FileNotFoundError:
+                image = ""
+            pages.append(
+                {
+                    "index": page.index,
+                    "translated": page.translated,
+                    "failed": page.failed,
+                    "failureReason": page.failure_reason,
+                    "image": image or None,
+                }
+            )
+        manifest["files"], manifest["pages"] = files, pages
+        archive.writestr("manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2))
+
+
+def _copy(source: IO[bytes], target: IO[bytes]) -> None:
+    while block := source.read(1 << 20):
+        target.write(block)
+
+
+def fresh_exports(*, project: Project) -> list[ExportFile]:
+    """The exports made from the book as it now is, ready to download (a file of a book
+    that changed since is not listed: asking again makes a new one)."""
+    ready = list(project.exports.filter(status=ExportStatus.READY).order_by("format", "-created_at"))
+    digests: dict[str, str] = {}
+    fresh = []
+    for export in ready:
+        if export.options_key not in digests:
+            digests[export.options_key] = content_digest(project=project, options=options_of(export.options_key))
+        if export.content_hash == digests[export.options_key]:
+            fresh.append(export)
+    return fresh
+
+
+def export_for_download(*, project: Project, file_name: str) -> ExportFile:
+    from core.errors import NotFound
+
+    export = project.exports.filter(file_name=file_name, status=ExportStatus.READY).first()
+    if export is None:
+        raise NotFound("No such export file.")
+    return export
+
+
+def storage_redirects() -> bool:
+    """S3 storage hands downloads to the bucket (a pre-signed URL); local storage streams."""
+    return settings.STORAGE_BACKEND == "s3"
+
+
+def download_url(export: ExportFile) -> str:
+    """A pre-signed URL that makes the browser save the file under its save-as name."""
+    disposition = f"attachment; filename*=UTF-8''{quote(export.save_as_name)}"
+    return str(
+        default_storage.url(  # type: ignore[call-arg]
+            export.storage_key,
+            parameters={"ResponseContentDisposition": disposition, "ResponseContentType": export.mime_type},
+        )
+    )

@@ -1,0 +1,207 @@
+"""Exports over HTTP: asking, the export queue's task, listing, downloading, freshness,
+idempotency, partial books, the Archive."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from urllib.parse import unquote
+
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.utils import timezone
+
+from exports.models import ExportFile, ExportStatus
+from exports.tasks import export_render
+from projects.models import PageStatus, ProjectStatus
+from tests.factories import ProjectFactory, pages_add
+from tests.support.problems import assert_problem
+
+pytestmark = pytest.mark.django_db
+
+ENTRY_FIELDS = {
+    "format",
+    "mimeType",
+    "saveAsName",
+    "fileName",
+    "sizeBytes",
+    "url",
+    "status",
+    "bilingual",
+    "isPartial",
+    "createdUtc",
+}
+
+
+@pytest.fixture(autouse=True)
+def _files_in_a_fresh_folder(local_storage):
+    return local_storage
+
+
+def translated_book(owner, pages: int = 4, *, status: str = ProjectStatus.COMPLETE, name: str = "Le Petit Livre"):  # type: ignore[no-untyped-def]
+    project = ProjectFactory(owner=owner, status=status, name=name)
+    for page in pages_add(project, pages, text_layer="Source words of the page.", has_text_layer=True):
+        default_storage.save(page.image_key, ContentFile(b"\x89PNG fake image " + str(page.index).encode()))
+    project.pages.update(
+        status=PageStatus.APPROVED,
+        translated_at=timezone.now(),
+        engine="echo",
+        detected_source_language="en",
+    )
+    for page in project.pages.all():
+        page.translation = f"# Chapitre {page.index}\n\nLa *vieille* maison, page {page.index}."
+        page.save(update_fields=["translation"])
+    return project
+
+
+def run_export_queue() -> int:
+    """Runs the pending exports the way an export worker does."""
+    ran = 0
+    for export_id in ExportFile.objects.filter(status=ExportStatus.PENDING).values_list("pk", flat=True):
+        export_render(str(export_id))
+        ran += 1
+    return ran
+
+
+def test_a_format_is_made_on_the_export_queue_listed_and_downloaded(user, auth_client):
+    project = translated_book(user)
+    response = auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "Markdown"}, format="json")
+    assert response.status_code == 202, response.json()
+    (entry,) = response.json()
+    assert set(entry) == ENTRY_FIELDS
+    assert (entry["format"], entry["status"], entry["sizeBytes"]) == ("Markdown", "pending", None)
+    assert auth_client.get(f"/v1/projects/{project.pk}/exports").json() == []  # only what is made
+    assert run_export_queue() == 1
+
+    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    assert listed["status"] == "ready"
+    assert listed["mimeType"].startswith("text/markdown")
+    assert listed["url"] == f"/v1/projects/{project.pk}/exports/{listed['fileName']}"
+    assert listed["saveAsName"].startswith("le-petit-livre-")
+    assert listed["saveAsName"].endswith("-markdown.md")
+    download = auth_client.get(listed["url"])
+    assert download.status_code == 200
+    assert download["Content-Type"].startswith("text/markdown")
+    assert "attachment" in download["Content-Disposition"]
+    body = b"".join(download.streaming_content).decode()
+    assert len(body.encode()) == listed["sizeBytes"]
+    assert "La *vieille* maison, page 3." in body
+    assert body.index("page 1.") < body.index("page 2.") < body.index("page 4.")
+
+
+def test_a_non_ascii_title_is_saved_under_a_utf8_name(user, auth_client):
+    project = translated_book(user, name="Мастер и Маргарита")
+    auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "PlainText"}, format="json")
+    run_export_queue()
+    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    disposition = auth_client.get(listed["url"])["Content-Disposition"]
+    assert "filename*=utf-8''" in disposition.lower()
+    assert "мастер-и-маргарита" in unquote(disposition.split("''", 1)[1])
+
+
+def test_asking_again_does_not_render_twice_but_a_changed_book_gets_a_new_file(user, auth_client):
+    project = translated_book(user)
+    first = auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "Markdown"}, format="json").json()
+    again = auth_client.post(
+        f"/v1/projects/{project.pk}/export", {"format": "Markdown"}, format="json", HTTP_IDEMPOTENCY_KEY="later"
+    ).json()
+    assert first[0]["fileName"] == again[0]["fileName"]
+    assert run_export_queue() == 1
+    assert ExportFile.objects.count() == 1
+
+    page = project.pages.get(index=2)
+    page.translation, page.translated_at, page.updated_at = "Une nouvelle traduction.", timezone.now(), timezone.now()
+    page.save()
+    assert auth_client.get(f"/v1/projects/{project.pk}/exports").json() == []  # the old file is stale
+    newer = auth_client.post(
+        f"/v1/projects/{project.pk}/export", {"format": "Markdown"}, format="json", HTTP_IDEMPOTENCY_KEY="newer"
+    ).json()
+    assert newer[0]["fileName"] != first[0]["fileName"]
+    run_export_queue()
+    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    assert "Une nouvelle traduction." in b"".join(auth_client.get(listed["url"]).streaming_content).decode()
+
+
+def test_a_book_in_progress_needs_allow_partial_and_marks_what_is_missing(user, auth_client):
+    project = translated_book(user, status=ProjectStatus.PROCESSING)
+    project.pages.filter(index=3).update(status=PageStatus.PENDING, translation="")
+    refused = auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "Markdown"}, format="json")
+    assert_problem(refused, 409, "export_not_ready")
+    accepted = auth_client.post(
+        f"/v1/projects/{project.pk}/export", {"format": "Markdown", "allowPartial": True}, format="json"
+    )
+    assert accepted.status_code == 202
+    assert accepted.json()[0]["isPartial"] is True
+    run_export_queue()
+    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
+    assert "Page 3 is not translated yet" in body
+
+
+def test_failed_pages_are_marked_in_the_text_not_dropped(user, auth_client):
+    project = translated_book(user, status=ProjectStatus.COMPLETED_WITH_ERRORS)
+    project.pages.filter(index=2).update(
+        status=PageStatus.FAILED, translation="", failure_reason="the engine timed out"
+    )
+    auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "PlainText"}, format="json")
+    run_export_queue()
+    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
+    assert "Page 2 could not be translated: the engine timed out" in body
+
+
+def test_a_book_never_translated_cannot_be_exported_even_partially(user, auth_client):
+    project = ProjectFactory(owner=user)
+    pages_add(project, 2)
+    response = auth_client.post(
+        f"/v1/projects/{project.pk}/export", {"format": "Markdown", "allowPartial": True}, format="json"
+    )
+    assert_problem(response, 409, "export_not_ready")
+    assert not ExportFile.objects.exists()
+
+
+def test_bad_requests_are_refused_and_create_nothing(user, auth_client):
+    project = translated_book(user)
+    for body in ({"format": "Rtf"}, {}, {"format": "Pdf", "pagesPerChapter": 0}):
+        response = auth_client.post(f"/v1/projects/{project.pk}/export", body, format="json")
+        assert_problem(response, 400, "validation_error")
+    assert not ExportFile.objects.exists()
+
+
+def test_someone_elses_book_and_files_are_not_found(user, other_user, auth_client, jwt_client):
+    project = translated_book(other_user)
+    jwt_client(other_user).post(f"/v1/projects/{project.pk}/export", {"format": "Markdown"}, format="json")
+    run_export_queue()
+    name = ExportFile.objects.get().file_name
+    assert_problem(auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "Markdown"}), 404, "not_found")
+    assert_problem(auth_client.get(f"/v1/projects/{project.pk}/exports"), 404, "not_found")
+    assert_problem(auth_client.get(f"/v1/projects/{project.pk}/exports/{name}"), 404, "not_found")
+    mine = translated_book(user)
+    assert_problem(auth_client.get(f"/v1/projects/{mine.pk}/exports/{name}"), 404, "not_found")
+
+
+def test_all_makes_every_format_and_an_archive_with_images_and_a_manifest(user, auth_client):
+    project = translated_book(user, pages=3)
+    response = auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "All"}, format="json")
+    assert [entry["format"] for entry in response.json()] == [
+        "Markdown",
+        "PlainText",
+        "Html",
+        "Epub",
+        "Docx",
+        "Pdf",
+        "Archive",
+    ]
+    assert run_export_queue() == 7
+    listed = {entry["format"]: entry for entry in auth_client.get(f"/v1/projects/{project.pk}/exports").json()}
+    assert set(listed) == {"Markdown", "PlainText", "Html", "Epub", "Docx", "Pdf", "Archive"}
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(auth_client.get(listed["Archive"]["url"]).streaming_content)))
+    names = set(archive.namelist())
+    assert {"book.md", "book.txt", "book.html", "book.epub", "book.docx", "book.pdf", "manifest.json"} <= names
+    assert {"images/page-00001.png", "images/page-00003.png"} <= names
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["pageCount"] == 3
+    assert [page["index"] for page in manifest["pages"]] == [1, 2, 3]
+    assert archive.read("book.pdf").startswith(b"%PDF")

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "accounts",
     "projects",
     "wallet",
+    "exports",
 ]
 
 MIDDLEWARE = [

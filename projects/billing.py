@@ -7,11 +7,10 @@ pages already measured give the book's cost per page.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 from django.conf import settings
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import QuerySet
 
+from core.money import exact_sum
 from projects.models import Page, PageStatus, Project
 from wallet.pricing import BatchQuote, batch_gate, batch_quote
 
@@ -41,12 +40,12 @@ def project_batch_quote(*, project: Project, page_count: int | None = None) -> B
     for its owner's wallet as it is now."""
     if project.owner is None:
         raise ValueError("a project without an owner has no wallet to quote against")
-    measured = project.pages.filter(cost_usd__isnull=False).aggregate(pages=Count("pk"), cost=Sum("cost_usd"))
+    measured = project.pages.filter(cost_usd__isnull=False)
     return batch_quote(
         owner=project.owner,
         page_count=next_batch_pages(project=project).count() if page_count is None else page_count,
-        measured_pages=measured["pages"],
-        measured_cost=measured["cost"] or Decimal(0),
+        measured_pages=measured.count(),
+        measured_cost=exact_sum(measured, "cost_usd"),
         target_language=project.target_language_code,
     )
 

@@ -29,9 +29,10 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import close_old_connections, transaction
-from django.db.models import F, Sum
+from django.db.models import F
 from django.utils import timezone
 
+from core.money import exact_sum
 from projects.jobs import QUEUE_OF_KIND, _dispatch, ladder_advance, project_status_set, working_status
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus
 from translation.engines import EngineError, EngineUnavailable, PageInput, PageResult, completeness_problem, engine_get
@@ -246,8 +247,7 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
         batch_pages = list(locked.pages.order_by("index"))
         outcome.processed = [page for page in batch_pages if page.status == PageStatus.APPROVED]
         outcome.failed = [page for page in batch_pages if page.status == PageStatus.FAILED]
-        measured = locked.pages.filter(status=PageStatus.APPROVED).aggregate(total=Sum("cost_usd"))["total"]
-        outcome.measured_usd = measured or Decimal(0)
+        outcome.measured_usd = exact_sum(locked.pages.filter(status=PageStatus.APPROVED), "cost_usd")
         hold = Hold.objects.get(cause_type=CauseType.JOB, cause_id=str(locked.pk))
         hold_settle(hold=hold, amount=outcome.measured_usd)
         locked.charged_usd = hold.settled_amount

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.models import User
+from core.money import exact_sum
 from wallet.models import ZERO, EntryKind, LedgerEntry, TopUp, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
 
 
@@ -54,21 +55,19 @@ def month_start(now: datetime | None = None) -> datetime:
 
 def spent_this_month(*, wallet: Wallet) -> Decimal:
     """Batch charges since the start of the month (a positive figure)."""
-    total = LedgerEntry.objects.filter(
-        wallet=wallet, kind=EntryKind.BATCH_CHARGE, created_at__gte=month_start()
-    ).aggregate(total=Sum("amount"))["total"]
-    return -(total or ZERO)
+    charges = LedgerEntry.objects.filter(wallet=wallet, kind=EntryKind.BATCH_CHARGE, created_at__gte=month_start())
+    return -exact_sum(charges, "amount")
 
 
 def auto_top_ups_this_month(*, user: User) -> Decimal:
     """Confirmed plus pending auto top-ups since the start of the month."""
-    total = TopUp.objects.filter(
+    auto = TopUp.objects.filter(
         user=user,
         origin=TopUpOrigin.AUTO,
         status__in=(TopUpStatus.CONFIRMED, TopUpStatus.PENDING),
         created_at__gte=month_start(),
-    ).aggregate(total=Sum("amount"))["total"]
-    return total or ZERO
+    )
+    return exact_sum(auto, "amount")
 
 
 def wallet_settings_of(*, wallet: Wallet) -> WalletSettings:

@@ -10,9 +10,9 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.db.models import Sum
 from django.utils import timezone
 
+from core.money import exact_sum
 from projects import jobs
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
 from projects.runner import _page_commit, batch_execute
@@ -59,7 +59,7 @@ def assert_settled_exactly(project: Project) -> None:
     for job in project.jobs.all():
         hold = Hold.objects.get(cause_type="job", cause_id=str(job.pk))
         assert hold.state != HoldState.OPEN
-        measured = job.pages.filter(status=PageStatus.APPROVED).aggregate(total=Sum("cost_usd"))["total"] or 0
+        measured = exact_sum(job.pages.filter(status=PageStatus.APPROVED), "cost_usd")
         if hold.state == HoldState.SETTLED:
             assert hold.settled_amount == min(measured, hold.amount)
     assert_wallet_invariants(Wallet.objects.get(user=project.owner).pk)
@@ -110,7 +110,7 @@ def test_the_ladder_climbs_to_complete_with_each_page_translated_and_charged_onc
     assert page.prompt_tokens > 0
     assert_settled_exactly(project)
     charged = Wallet.objects.get(user=user)
-    assert charged.balance == Decimal("50") - project.pages.aggregate(total=Sum("cost_usd"))["total"]
+    assert charged.balance == Decimal("50") - exact_sum(project.pages.all(), "cost_usd")
     assert charged.reserved == 0
     status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
     assert (status["state"], status["phase"], status["nextAction"]) == ("Complete", "done", "download")
@@ -218,7 +218,7 @@ def test_cancelling_a_running_batch_stops_at_the_next_page_and_charges_only_fini
     assert project.status == ProjectStatus.CANCELLED
     finished = job.pages.filter(status=PageStatus.APPROVED).count()
     assert 1 <= finished < 5
-    assert job.charged_usd == job.pages.filter(status=PageStatus.APPROVED).aggregate(total=Sum("cost_usd"))["total"]
+    assert job.charged_usd == exact_sum(job.pages.filter(status=PageStatus.APPROVED), "cost_usd")
     assert project.pages.filter(status=PageStatus.PENDING).count() == 39 - finished
     assert_settled_exactly(project)
 

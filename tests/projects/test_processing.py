@@ -401,3 +401,15 @@ def test_the_books_glossary_and_the_previous_page_reach_the_vllm_engine(user, au
     assert all("Frodon" in prompt and "iPhone_Pro" in prompt for prompt in prompts)
     page_1 = project.pages.get(index=1).translation
     assert page_1[-40:] in prompts[1] or page_1[-40:] in prompts[2]
+
+
+def test_a_language_pair_the_engine_lacks_is_refused_before_any_hold(user, auth_client, settings):
+    settings.TRANSLATION_ENGINE = "local"
+    project = book(user, pages=3)
+    Project.objects.filter(pk=project.pk).update(target_language_code="ja", source_language_override="en")
+    credit(user, "5")
+    response = auth_client.post(f"/v1/projects/{project.pk}/process")
+    assert_problem(response, 400, "language_pair_unsupported")
+    assert "supportedPairs" in response.json()
+    assert not Job.objects.exists()
+    assert not Hold.objects.exists()

@@ -1,0 +1,168 @@
+"""Html: one self-contained HTML5 document — `lang`/`dir` from the book's language, inline
+CSS only, a `<nav>` table of contents, one `<section>` per chapter inside `<main>`.
+
+Two passes over `book.pages()`, neither holding the book: the first finds where chapters
+start and writes the table of contents as it goes; the second writes the pages. A chapter
+starts at a page whose first block is a level-1/2 heading (`first_heading`); a book without
+any is cut every `options.pages_per_chapter` pages, and pages before the first heading form
+a chapter of their own. Both passes decide chapter starts with the same function, so the
+contents' links and the sections' ids agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import BinaryIO
+
+from exports.blocks import first_heading
+from exports.book import ExportBook, ExportOptions, ExportPage
+from exports.renderers._html import STYLESHEET, markdown_html, notice_html, source_html
+
+ENCODING = "utf-8"
+
+
+@dataclass
+class _Chapters:
+    """What the first pass learnt: small (a few numbers per chapter at most)."""
+
+    by_heading: bool = False
+    front: tuple[int, int] | None = None  # first and last page before the first heading
+    ranges: list[tuple[int, int]] = field(default_factory=list)  # no headings: every N pages
+
+
+def _chapter_title(page: ExportPage) -> str | None:
+    """The heading that starts a chapter at this page, if any ("" for an empty heading)."""
+    if not page.translated:
+        return None
+    heading = first_heading(page.translation)
+    return None if heading is None else heading.text.strip()
+
+
+def _pages_label(pages: tuple[int, int]) -> str:
+    first, last = pages
+    return f"Page {first}" if first == last else f"Pages {first}\N{EN DASH}{last}"
+
+
+def _chapter_id(number: int) -> str:
+    return f"chapter-{number}"
+
+
+class HtmlRenderer:
+    format = "Html"
+    extension = "html"
+    mime_type = "text/html; charset=utf-8"
+
+    def render(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
+        title = escape(book.title)
+        body_class = ' class="bilingual"' if options.bilingual else ""
+        out.write(
+            (
+                "<!DOCTYPE html>\n"
+                f'<html lang="{escape(book.language)}" dir="{"rtl" if book.rtl else "ltr"}">\n'
+                "<head>\n"
+                '<meta charset="utf-8">\n'
+                '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+                f"<title>{title}</title>\n"
+                f"<style>\n{STYLESHEET}\n</style>\n"
+                "</head>\n"
+                f"<body{body_class}>\n"
+                '<a class="skip-link" href="#content" lang="en">Skip to the text</a>\n'
+                f"<header><h1>{title}</h1></header>\n"
+                '<nav aria-labelledby="contents-title">\n'
+                '<h2 id="contents-title" lang="en">Contents</h2>\n'
+                "<ol>\n"
+            ).encode(ENCODING)
+        )
+        chapters = self._write_contents(book, options, out)
+        out.write('</ol>\n</nav>\n<main id="content">\n'.encode(ENCODING))
+        self._write_pages(book, options, chapters, out)
+        out.write("</main>\n</body>\n</html>\n".encode(ENCODING))
+
+    def _write_contents(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> _Chapters:
+        """First pass: one `<li>` per chapter, written as chapters are found."""
+        chapters = _Chapters()
+        per_chapter = max(1, options.pages_per_chapter)
+        number = 0
+        first_index: int | None = None
+        previous_index = 0
+
+        def entry(label: str) -> None:
+            nonlocal number
+            number += 1
+            out.write(f'<li><a href="#{_chapter_id(number)}">{escape(label)}</a></li>\n'.encode(ENCODING))
+
+        for position, page in enumerate(book.pages()):
+            heading = _chapter_title(page)
+            if heading is not None:
+                if not chapters.by_heading:
+                    chapters.by_heading, chapters.ranges = True, []
+                    if first_index is not None:
+                        chapters.front = (first_index, previous_index)
+                        entry(_pages_label(chapters.front))
+                entry(heading or _pages_label((page.index, page.index)))
+            elif not chapters.by_heading:
+                if position % per_chapter == 0:
+                    chapters.ranges.append((page.index, page.index))
+                else:
+                    chapters.ranges[-1] = (chapters.ranges[-1][0], page.index)
+            if first_index is None:
+                first_index = page.index
+            previous_index = page.index
+        if not chapters.by_heading:
+            for pages in chapters.ranges:
+                entry(_pages_label(pages))
+        return chapters
+
+    def _write_pages(self, book: ExportBook, options: ExportOptions, chapters: _Chapters, out: BinaryIO) -> None:
+        """Second pass: the sections and their pages, one write per page."""
+        per_chapter = max(1, options.pages_per_chapter)
+        number = 0
+        for position, page in enumerate(book.pages()):
+            html: list[str] = []
+            heading_id = None
+            title = _chapter_title(page) if chapters.by_heading else None
+            if title is not None or (position == 0 if chapters.by_heading else position % per_chapter == 0):
+                if number:
+                    html.append("</section>\n")
+                number += 1
+                chapter_id = _chapter_id(number)
+                if title:
+                    heading_id = f"{chapter_id}-title"
+                    html.append(f'<section class="chapter" id="{chapter_id}" aria-labelledby="{heading_id}">\n')
+                else:
+                    pages = (page.index, page.index) if title is not None else self._pages_of(chapters, number)
+                    label = _pages_label(pages or (page.index, page.index))
+                    html.append(f'<section class="chapter" id="{chapter_id}" aria-label="{escape(label)}">\n')
+            html.append(self._page_html(book, options, page, heading_id))
+            out.write("".join(html).encode(ENCODING))
+        if number:
+            out.write(b"</section>\n")
+
+    @staticmethod
+    def _pages_of(chapters: _Chapters, number: int) -> tuple[int, int] | None:
+        """The pages of a chapter that does not start at a heading (None if the book
+        changed between the passes)."""
+        if chapters.by_heading:
+            return chapters.front
+        return chapters.ranges[number - 1] if number <= len(chapters.ranges) else None
+
+    def _page_html(self, book: ExportBook, options: ExportOptions, page: ExportPage, heading_id: str | None) -> str:
+        marker = ""
+        if options.page_markers:
+            marker = (
+                f'<span class="page-marker" id="page-{page.index}" role="doc-pagebreak" '
+                f'aria-label="Page {page.index}">— {page.index} —</span>\n'
+            )
+        text = markdown_html(page.translation, heading_id=heading_id) if page.translated else notice_html(page)
+        if not options.bilingual:
+            return f'<div class="page">\n{marker}{text}</div>\n'
+        source_language = book.source_language or ""
+        source_dir = "rtl" if book.source_rtl else ("ltr" if source_language else "auto")
+        return (
+            f'<div class="page bilingual">\n{marker}'
+            f'<div class="source" lang="{escape(source_language)}" dir="{source_dir}">\n'
+            f"{source_html(page.source_text)}</div>\n"
+            f'<div class="translation" lang="{escape(book.language)}" dir="{"rtl" if book.rtl else "ltr"}">\n'
+            f"{text}</div>\n</div>\n"
+        )

@@ -1,0 +1,26 @@
+"""Markdown: the book as one CommonMark file — the title as a level-1 heading, then each
+page's translation as written, `<!-- page 12 -->` before each page when asked, and a
+quoted notice for a page without a translation."""
+
+from __future__ import annotations
+
+from exports.book import ExportBook, ExportPage, page_notice
+from exports.renderers._text import TextRenderer, markdown_escape, trim_blank_lines
+
+
+class MarkdownRenderer(TextRenderer):
+    format = "Markdown"
+    extension = "md"
+    mime_type = "text/markdown; charset=utf-8"
+
+    def title_of(self, book: ExportBook) -> str:
+        return f"# {markdown_escape(book.title)}"
+
+    def marker_of(self, page: ExportPage) -> str:
+        return f"<!-- page {page.index} -->"
+
+    def text_of(self, page: ExportPage) -> str:
+        return trim_blank_lines(page.translation)
+
+    def notice_of(self, page: ExportPage) -> str:
+        return f"> {markdown_escape(page_notice(page))}"

@@ -18,7 +18,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from functools import partial
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 from urllib.parse import quote
 
 from django.conf import settings
@@ -34,6 +34,7 @@ from exports.book import PAGE_CHUNK, ExportBook, ExportOptions, ExportPage
 from exports.models import ExportFile, ExportStatus
 from exports.renderers import RENDERERS, renderer_for
 from projects.models import PageStatus, Project, ProjectStatus
+from webhooks.events import EXPORT_READY, publish
 
 logger = logging.getLogger(__name__)
 
@@ -220,8 +221,21 @@ def export_render(*, export_id: uuid.UUID | str) -> ExportFile | None:
     )
     if not updated:  # deleted (or redone) meanwhile: keep no stray file
         storage_delete_quietly(stored)
+    else:
+        export_ready_publish(export_id=export.pk, project_id=export.project_id, owner_id=export.project.owner_id)
     export.refresh_from_db()
     return export
+
+
+def export_ready_publish(*, export_id: uuid.UUID, project_id: uuid.UUID, owner_id: uuid.UUID | None) -> None:
+    """export.ready, carrying the Export file entry."""
+
+    def entry() -> dict[str, Any]:
+        from exports.serializers import ExportFileSerializer
+
+        return dict(ExportFileSerializer(ExportFile.objects.get(pk=export_id)).data)
+
+    publish(EXPORT_READY, owner_id=owner_id, project_id=project_id, data=entry)
 
 
 def _archive_write(project: Project, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:

@@ -25,6 +25,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.errors import Conflict, ServiceError
 from projects.billing import next_batch_pages, project_batch_quote, retryable_pages
+from projects.events import job_finished_publish, status_changed_publish
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, QueueTicket
 from wallet.models import CauseType
 from wallet.pricing import BatchQuote, batch_gate
@@ -59,6 +60,7 @@ def project_status_set(project: Project, status: str) -> None:
         project.status = status
         project.status_changed_at = timezone.now()
         project.save(update_fields=["status", "status_changed_at"])
+        status_changed_publish(project_id=project.pk, owner_id=project.owner_id)
 
 
 def _engine_check(project: Project, pages: list[Page]) -> None:
@@ -242,6 +244,7 @@ def job_cancel_queued(*, job: Job, reason: str) -> None:
     locked.status, locked.error_text, locked.progress_note = JobStatus.FAILED, reason, reason
     locked.finished_at = locked.status_changed_at = now
     locked.save(update_fields=["status", "error_text", "progress_note", "finished_at", "status_changed_at"])
+    job_finished_publish(job_id=locked.pk, project_id=locked.project_id, owner_id=locked.owner_id, ok=False)
 
 
 def _hold_release_for(job: Job) -> None:

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from core.errors import ServiceError
 from core.storage import storage_delete_quietly
+from projects.events import status_changed_publish
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
 from projects.rendering import RenderedPage, pages_render, thumbnail_make
 from projects.sniffing import source_inspect
@@ -254,6 +255,7 @@ def _normalize_finish(project: Project, *, page_count: int) -> None:
             project.status = ProjectStatus.CALIBRATING
             project.status_changed_at = timezone.now()
             fields += ["status", "status_changed_at"]
+            status_changed_publish(project_id=project.pk, owner_id=project.owner_id)
         project.save(update_fields=fields)
 
 
@@ -272,6 +274,7 @@ def _normalize_fail(project: Project, *, code: str, reason: str) -> None:
             locked.normalize_pages_done = 0
             locked.failure_code = code
             locked.failure_reason = reason
+            status_changed_publish(project_id=locked.pk, owner_id=locked.owner_id)
             locked.save(
                 update_fields=[
                     "status",

@@ -33,6 +33,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.money import exact_sum
+from projects.events import job_finished_publish
 from projects.jobs import QUEUE_OF_KIND, _dispatch, ladder_advance, project_status_set, working_status
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus
 from translation.engines import EngineError, EngineUnavailable, PageInput, PageResult, completeness_problem, engine_get
@@ -262,6 +263,9 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
             )
         locked.save()
         outcome.job = locked
+        job_finished_publish(
+            job_id=locked.pk, project_id=locked.project_id, owner_id=locked.owner_id, ok=not outcome.cancelled
+        )
         if outcome.cancelled:
             project_status_set(project, ProjectStatus.CANCELLED)
             return outcome

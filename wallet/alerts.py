@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ServiceError
+from wallet.events import low_balance_publish
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
 from wallet.selectors import auto_top_ups_this_month
 from wallet.topups import reference_new
@@ -91,6 +92,7 @@ def low_balance_alert_send(*, wallet_id: int) -> bool:
         )
         prefs.low_balance_alerted_at = timezone.now()
         prefs.save(update_fields=["low_balance_alerted_at"])
+        low_balance_publish(owner_id=wallet.user_id)
         logger.info("low-balance alert sent for wallet %s", wallet_id)
         return True
 

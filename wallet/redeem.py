@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
+from wallet.events import top_up_confirmed_publish
 from wallet.models import CauseType, EntryKind, RedeemBatch, RedeemCode, TopUp, TopUpMethod, TopUpStatus
 from wallet.services import money_quantize, wallet_credit
 from wallet.topups import reference_new
@@ -193,6 +194,7 @@ def code_redeem(*, user: User, code: str) -> TopUp:
             updated_at=now,
             resolved_at=now,
         )
+        top_up_confirmed_publish(top_up_id=top_up.pk, owner_id=user.pk)
     logger.info("redeem code %s (…%s) redeemed by user %s", found.pk, found.hint, user.pk)
     return top_up
 

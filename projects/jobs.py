@@ -211,10 +211,12 @@ def job_claim(*, job_id: uuid.UUID | None = None) -> Job | None:
         return job
 
 
-def jobs_stale_requeue() -> int:
-    """The reaper: a Running job whose heartbeat stopped lost its worker; it goes back to
-    Queued (same position, same hold, its committed pages kept) and a worker is woken."""
-    stale_before = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+def jobs_stale_requeue(*, stale_seconds: int | None = None) -> int:
+    """The reaper: a Running job whose heartbeat stopped (JOB_STALE_SECONDS, or
+    `stale_seconds`) lost its worker; it goes back to Queued (same position, same hold, its
+    committed pages kept) and a worker is woken."""
+    silence = settings.JOB_STALE_SECONDS if stale_seconds is None else stale_seconds
+    stale_before = timezone.now() - timedelta(seconds=silence)
     requeued = 0
     for job_id in Job.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before).values_list(
         "pk", flat=True

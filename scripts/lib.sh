@@ -25,6 +25,7 @@ system_tools_ensure() {
   command -v tesseract >/dev/null || missing+=(tesseract-ocr)
   command -v apertium >/dev/null || missing+=(apertium)
   [ -e /usr/share/apertium/modes/eng-spa.mode ] || missing+=(apertium-eng-spa)
+  command -v epubcheck >/dev/null || missing+=(epubcheck)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

@@ -1,0 +1,122 @@
+"""Blocks to XHTML for the EPUB chapters. Every piece of the book's text goes through
+`_text` (XML-safe, escaped): nothing in a translation becomes markup."""
+
+from __future__ import annotations
+
+from html import escape
+
+from exports.blocks import Block, Run
+from exports.renderers._epub_docx_text import xml_safe
+
+STYLESHEET = """\
+body { margin: 0 4%; line-height: 1.5; }
+h1, h2, h3, h4, h5, h6 { line-height: 1.25; margin: 1.2em 0 0.6em 0; }
+p { margin: 0 0 0.8em 0; }
+blockquote { margin: 0 1.5em 0.8em 1.5em; }
+pre { white-space: pre-wrap; font-size: 0.9em; }
+hr { border: 0; border-top: 1px solid #999; margin: 1.2em 20%; }
+.page-marker { text-align: center; color: #777; font-size: 0.8em; margin: 1.2em 0; }
+.page-marker span::before { content: "\\2014\\00a0"; }
+.page-marker span::after { content: "\\00a0\\2014"; }
+.notice { color: #7a0014; background: #fdecea; border: 1px solid #b00020; padding: 0.4em 0.6em; }
+.source { color: #555; font-size: 0.9em; margin: 0 0 0.3em 0; padding: 0 0.6em; border: 1px dotted #bbb; }
+"""
+
+
+def _text(text: str) -> str:
+    return escape(xml_safe(text), quote=True)
+
+
+def _inline(runs: tuple[Run, ...]) -> str:
+    parts: list[str] = []
+    for run in runs:
+        html = "<br/>".join(_text(line) for line in run.text.split("\n"))
+        if run.code:
+            html = f"<code>{html}</code>"
+        if run.italic:
+            html = f"<em>{html}</em>"
+        if run.bold:
+            html = f"<strong>{html}</strong>"
+        parts.append(html)
+    return "".join(parts)
+
+
+class _Lists:
+    """The lists open while a run of list items is written (a nested list sits in its
+    parent's open <li>)."""
+
+    def __init__(self, parts: list[str]) -> None:
+        self._parts = parts
+        self._open: list[str] = []  # "ul" / "ol", outermost first; each with an <li> open
+
+    def item(self, block: Block) -> None:
+        tag = "ol" if block.ordered else "ul"
+        level = max(1, block.level)
+        while len(self._open) > level:
+            self._parts.append(f"</li></{self._open.pop()}>")
+        if len(self._open) == level and self._open[-1] != tag:
+            self._parts.append(f"</li></{self._open.pop()}>")
+        if len(self._open) == level:
+            self._parts.append("</li><li>")
+        while len(self._open) < level:
+            start = f' start="{block.number}"' if block.ordered and block.number not in (None, 1) else ""
+            self._parts.append(f"<{tag}{start}><li>")
+            self._open.append(tag)
+        self._parts.append(_inline(block.runs))
+
+    def close(self) -> None:
+        while self._open:
+            self._parts.append(f"</li></{self._open.pop()}>")
+
+
+def blocks_xhtml(blocks: list[Block]) -> str:
+    """The blocks as XHTML body content (lists nested, consecutive quotes in one blockquote)."""
+    parts: list[str] = []
+    lists = _Lists(parts)
+    in_quote = False
+    for block in blocks:
+        if block.kind != "list_item":
+            lists.close()
+        if in_quote and block.kind != "quote":
+            parts.append("</blockquote>")
+            in_quote = False
+        if block.kind == "heading":
+            level = min(max(block.level, 1), 6)
+            parts.append(f"<h{level}>{_inline(block.runs)}</h{level}>")
+        elif block.kind == "list_item":
+            lists.item(block)
+        elif block.kind == "quote":
+            if not in_quote:
+                parts.append("<blockquote>")
+                in_quote = True
+            parts.append(f"<p>{_inline(block.runs)}</p>")
+        elif block.kind == "code":
+            parts.append(f"<pre><code>{_text(block.text)}</code></pre>")
+        elif block.kind == "rule":
+            parts.append("<hr/>")
+        else:
+            parts.append(f"<p>{_inline(block.runs)}</p>")
+    lists.close()
+    if in_quote:
+        parts.append("</blockquote>")
+    return "".join(parts)
+
+
+def source_xhtml(paragraph: str, *, language: str | None, rtl: bool) -> str:
+    """A source paragraph shown before its translation: in its own language and direction."""
+    lang = _text(language or "und")
+    direction = "rtl" if rtl else ("ltr" if language else "auto")
+    return f'<p class="source" lang="{lang}" xml:lang="{lang}" dir="{direction}">{_text(paragraph)}</p>'
+
+
+def notice_xhtml(text: str) -> str:
+    """A page without a translation, marked where it stands (page_notice's text is English)."""
+    return f'<p class="notice" role="note" lang="en" xml:lang="en" dir="ltr">{_text(text)}</p>'
+
+
+def page_marker_xhtml(index: int) -> str:
+    """The start of a book page: a pagebreak marker the nav's page-list points at."""
+    return (
+        f'<div class="page-marker"><span epub:type="pagebreak" role="doc-pagebreak" '
+        f'id="page-{index}" title="{index}">{index}</span></div>'
+    )

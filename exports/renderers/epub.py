@@ -1,0 +1,188 @@
+"""EPUB 3 with ebooklib: metadata, a navigation document (with a page-list when page
+markers are asked for) and an NCX, one XHTML chapter per detected chapter.
+
+Chapters start at pages whose first block is a level-1/2 heading, or every
+`pages_per_chapter` pages in a book without them (see `ChapterCutter`). Arabic, Hebrew
+and the other right-to-left languages get `dir="rtl"` and a right-to-left page
+progression. A bilingual export interleaves each source paragraph, in its own language
+and style, before its translation.
+
+Memory: ebooklib writes the whole package at the end, so the chapters must exist before
+`write`. Each chapter's XHTML is built as the pages stream and parked in a temporary file
+(`_ChapterSpool`) as soon as the chapter closes; what stays in memory is one chapter's
+text, the list of chapter items (titles and file offsets) and, while ebooklib writes, one
+chapter's parsed tree. Measured: a 1,000-page book grows the process by about 5 MB
+(tracemalloc peak 2.8 MB with a chapter per page), and 3,000 pages by no more.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import UTC, datetime
+from typing import IO, Any, BinaryIO
+
+from ebooklib import epub
+
+from exports.blocks import Block, Run, blocks_of
+from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
+from exports.renderers._epub_docx_text import (
+    ChapterCutter,
+    chapter_heading,
+    interleave,
+    pages_label,
+    source_paragraphs,
+    translation_units,
+    xml_safe,
+)
+from exports.renderers._epub_xhtml import (
+    STYLESHEET,
+    blocks_xhtml,
+    notice_xhtml,
+    page_marker_xhtml,
+    source_xhtml,
+)
+
+
+class _ChapterSpool:
+    """Chapter documents kept in one temporary file until ebooklib writes them."""
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
+
+    def put(self, data: bytes) -> tuple[int, int]:
+        self._file.seek(0, 2)
+        offset = self._file.tell()
+        self._file.write(data)
+        return offset, len(data)
+
+    def get(self, span: tuple[int, int]) -> bytes:
+        offset, length = span
+        self._file.seek(offset)
+        return self._file.read(length)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _SpooledChapter(epub.EpubHtml):  # type: ignore[misc]
+    """An ebooklib chapter whose `content` lives in the spool, read back when written."""
+
+    def __init__(self, *, spool: _ChapterSpool, **kwargs: Any) -> None:
+        self._spool = spool
+        self._span: tuple[int, int] | None = None
+        super().__init__(**kwargs)
+
+    @property  # type: ignore[misc]
+    def content(self) -> bytes:
+        return self._spool.get(self._span) if self._span else b""
+
+    @content.setter
+    def content(self, value: bytes | str) -> None:
+        data = value.encode("utf-8") if isinstance(value, str) else value
+        self._span = self._spool.put(data) if data else None
+
+
+class _ChapterWriter:
+    """Collects one chapter's XHTML while its pages stream, then hands it to the book."""
+
+    def __init__(self, *, book: epub.EpubBook, spool: _ChapterSpool, stylesheet: epub.EpubItem, rtl: bool) -> None:
+        self._book = book
+        self._spool = spool
+        self._stylesheet = stylesheet
+        self._direction = "rtl" if rtl else "ltr"
+        self.chapters: list[_SpooledChapter] = []
+        self._parts: list[str] = []
+        self._title = ""
+        self._first_page = self._last_page = 0
+
+    def start(self, *, page_index: int, heading_text: str) -> None:
+        self.close()
+        self._title = xml_safe(heading_text).strip()
+        self._first_page = self._last_page = page_index
+
+    def add(self, *, page_index: int, xhtml: str) -> None:
+        self._parts.append(xhtml)
+        self._last_page = page_index
+
+    def close(self) -> None:
+        if not self._parts:
+            return
+        number = len(self.chapters) + 1
+        chapter = _SpooledChapter(
+            spool=self._spool,
+            uid=f"chapter-{number}",
+            file_name=f"chapter-{number:04d}.xhtml",
+            title=self._title or pages_label(self._first_page, self._last_page),
+            lang=self._book.language,
+            direction=self._direction,
+        )
+        chapter.content = f"<html><body>{''.join(self._parts)}</body></html>".encode()
+        chapter.add_item(self._stylesheet)
+        self._book.add_item(chapter)
+        self.chapters.append(chapter)
+        self._parts = []
+
+
+def _page_xhtml(book: ExportBook, options: ExportOptions, page: ExportPage, blocks: list[Block]) -> str:
+    parts: list[str] = []
+    if options.page_markers:
+        parts.append(page_marker_xhtml(page.index))
+    if not page.translated:
+        parts.append(notice_xhtml(page_notice(page)))
+    if options.bilingual:
+        source = source_paragraphs(page.source_text, book.source_language)
+        for source_part, unit in interleave(source, translation_units(blocks)):
+            parts.extend(source_xhtml(text, language=book.source_language, rtl=book.source_rtl) for text in source_part)
+            parts.append(blocks_xhtml(unit))
+    else:
+        parts.append(blocks_xhtml(blocks))
+    return "".join(parts)
+
+
+class EpubRenderer:
+    format = "Epub"
+    extension = "epub"
+    mime_type = "application/epub+zip"
+
+    def render(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
+        """Write the book as an EPUB 3 package to `out` (left open)."""
+        package = epub.EpubBook()
+        package.set_identifier(book.identifier)
+        package.set_title(xml_safe(book.title))
+        package.set_language(book.language)
+        if book.rtl:
+            package.set_direction("rtl")
+        stylesheet = epub.EpubItem(uid="style", file_name="book.css", media_type="text/css", content=STYLESHEET)
+        package.add_item(stylesheet)
+
+        spool = _ChapterSpool()
+        try:
+            writer = _ChapterWriter(book=package, spool=spool, stylesheet=stylesheet, rtl=book.rtl)
+            cutter = ChapterCutter(options.pages_per_chapter)
+            for page in book.pages():
+                blocks = blocks_of(xml_safe(page.translation)) if page.translated else []
+                heading = chapter_heading(blocks)
+                if cutter.starts_chapter(heading):
+                    writer.start(page_index=page.index, heading_text=heading.text if heading else "")
+                writer.add(page_index=page.index, xhtml=_page_xhtml(book, options, page, blocks))
+            writer.close()
+            if not writer.chapters:  # a book without pages still has a readable document
+                title = book.title.strip() or book.identifier
+                writer.start(page_index=0, heading_text=title)
+                writer.add(page_index=0, xhtml=blocks_xhtml([Block("heading", (Run(title),), level=1)]))
+                writer.close()
+
+            nav = epub.EpubNav(direction="rtl" if book.rtl else None)
+            nav.add_item(stylesheet)
+            package.add_item(nav)
+            package.add_item(epub.EpubNcx())
+            package.toc = list(writer.chapters)
+            package.spine = ["nav", *writer.chapters]
+
+            epub_writer = epub.EpubWriter(
+                out, package, {"mtime": datetime.now(UTC), "epub3_pages": options.page_markers, "epub2_guide": False}
+            )
+            epub_writer.process()
+            epub_writer.write()
+        finally:
+            spool.close()

@@ -1,5 +1,15 @@
-"""Websocket routes. The status hub (/v1/hub) joins this list with the events work."""
+"""Websocket routes: the status hub at /v1/hub (docs/hub.md), served by the same ASGI
+server and address as the API."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-websocket_urlpatterns: list[URLPattern] = []
+from webhooks.consumers import HubConsumer
+from webhooks.hub_auth import access_tokens_redact_in
+
+websocket_urlpatterns: list[URLPattern] = [
+    path("v1/hub", HubConsumer.as_asgi(), name="hub"),
+]
+
+# Browsers send their hub credential in the query string, which uvicorn logs with each
+# handshake; the filter takes the token out of those lines.
+access_tokens_redact_in(["uvicorn.error", "uvicorn.access"])

@@ -1,0 +1,158 @@
+"""The hub's websocket at /v1/hub (docs/hub.md): a signed-in client receives the events
+of its own account's books as `{type, id, timestamp, data}` messages, asks for a book's
+current status by subscribing to it, and can ping.
+
+Client messages: {"type": "subscribe", "projectId": ...} (answered with a project.status
+message carrying the status view, or an error), {"type": "unsubscribe", "projectId": ...}
+(answered with unsubscribed), {"type": "ping"} (answered with pong).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import deque
+from datetime import datetime
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils import timezone
+from djangorestframework_camel_case.util import camelize
+
+from core.errors import NotFound
+from projects.selectors import project_get_for_owner
+from projects.serializers import StatusViewSerializer
+from projects.status_view import status_view_for
+from webhooks.events import json_safe
+from webhooks.hub import owner_group, project_group
+from webhooks.hub_auth import CLOSE_UNAUTHENTICATED, HubIdentity, HubRefused, hub_authenticate
+
+logger = logging.getLogger(__name__)
+
+PROJECT_STATUS = "project.status"
+# A connection follows at most this many books at once (each one is a group membership
+# kept in the channel layer).
+MAX_SUBSCRIPTIONS = 500
+# Event ids remembered to drop the second copy of an event that reaches a connection
+# through both its owner's group and a book's group.
+RECENT_EVENT_IDS = 256
+
+
+def project_status_message(*, identity: HubIdentity, project_id: str) -> dict[str, Any]:
+    """The project.status message of the caller's book: the status view as
+    GET /v1/projects/{id}/status renders it. Anyone else's book is NotFound."""
+    project = project_get_for_owner(owner=identity.user, project_id=project_id)
+    view = StatusViewSerializer(status_view_for(project=project)).data
+    return {"type": PROJECT_STATUS, "data": json_safe(camelize(view))}
+
+
+def error_message(code: str, detail: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "data": {"code": code, "detail": detail, **extra}}
+
+
+class HubConsumer(AsyncJsonWebsocketConsumer):
+    identity: HubIdentity | None = None
+
+    async def connect(self) -> None:
+        self.subscriptions: set[str] = set()
+        self.recent_event_ids: deque[str] = deque(maxlen=RECENT_EVENT_IDS)
+        self.expiry_task: asyncio.Task[None] | None = None
+        try:
+            identity = await database_sync_to_async(hub_authenticate)(self.scope)
+        except HubRefused as refused:
+            # Accepted first so that the close code reaches the client: a close before the
+            # accept turns into a bare HTTP 403 of the handshake.
+            await self.accept()
+            await self.close(code=refused.close_code, reason=refused.reason)
+            return
+        await self.channel_layer.group_add(owner_group(identity.user.pk), self.channel_name)
+        self.identity = identity
+        await self.accept()
+        if identity.expires_at is not None:
+            reason = "api_key_expired" if identity.api_key is not None else "token_expired"
+            self.expiry_task = asyncio.create_task(self._close_when_expired(identity.expires_at, reason))
+
+    async def disconnect(self, code: int) -> None:
+        if self.expiry_task is not None:
+            self.expiry_task.cancel()
+        if self.identity is None:
+            return
+        for group in [owner_group(self.identity.user.pk), *self.subscriptions]:
+            await self.channel_layer.group_discard(group, self.channel_name)
+        self.subscriptions.clear()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        if self.identity is None:  # refused, and the close is on its way
+            return
+        try:
+            content = json.loads(text_data) if text_data is not None else None
+        except ValueError:
+            content = None
+        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+            await self.send_json(error_message("invalid_message", 'Send a JSON object with a "type".'))
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: dict[str, Any], **kwargs: Any) -> None:
+        message_type = content["type"]
+        if message_type == "ping":
+            await self.send_json({"type": "pong", "data": {}})
+        elif message_type == "subscribe":
+            await self._subscribe(content.get("projectId"))
+        elif message_type == "unsubscribe":
+            await self._unsubscribe(content.get("projectId"))
+        else:
+            await self.send_json(
+                error_message("unknown_type", "Known types: subscribe, unsubscribe, ping.", type=message_type[:100])
+            )
+
+    async def hub_event(self, message: dict[str, Any]) -> None:
+        """An event of the bus (webhooks.hub.hub_broadcast), sent on once per connection."""
+        event = message["event"]
+        if event["id"] in self.recent_event_ids:
+            return
+        self.recent_event_ids.append(event["id"])
+        await self.send_json(event)
+
+    async def _subscribe(self, project_id: object) -> None:
+        assert self.identity is not None
+        if not isinstance(project_id, str):
+            await self.send_json(error_message("validation_error", "projectId: a project id is required."))
+            return
+        try:
+            status = await database_sync_to_async(project_status_message)(identity=self.identity, project_id=project_id)
+        except NotFound:
+            await self.send_json(error_message("not_found", "No such project.", projectId=project_id[:100]))
+            return
+        group = project_group(status["data"]["projectId"])
+        if group not in self.subscriptions:
+            if len(self.subscriptions) >= MAX_SUBSCRIPTIONS:
+                await self.send_json(
+                    error_message(
+                        "too_many_subscriptions",
+                        f"A connection follows at most {MAX_SUBSCRIPTIONS} books; unsubscribe from one first.",
+                        projectId=project_id,
+                    )
+                )
+                return
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.subscriptions.add(group)
+        await self.send_json(status)
+
+    async def _unsubscribe(self, project_id: object) -> None:
+        try:
+            group = project_group(str(project_id))
+        except ValueError:
+            await self.send_json(error_message("not_found", "No such project.", projectId=str(project_id)[:100]))
+            return
+        if group in self.subscriptions:
+            await self.channel_layer.group_discard(group, self.channel_name)
+            self.subscriptions.discard(group)
+        await self.send_json({"type": "unsubscribed", "data": {"projectId": project_id}})
+
+    async def _close_when_expired(self, expires_at: datetime, reason: str) -> None:
+        """A connection lasts no longer than its credential (a JWT's 12 hours)."""
+        await asyncio.sleep(max(0.0, (expires_at - timezone.now()).total_seconds()))
+        await self.close(code=CLOSE_UNAUTHENTICATED, reason=reason)

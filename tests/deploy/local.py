@@ -1,0 +1,78 @@
+"""The compose file's commands run on this machine: the same programs and arguments, on
+loopback, with this test's PostgreSQL database, Redis, files and the echo engine in place
+of the stack's hosts; their own health checks tell when they are up."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from tests.deploy.stack import REPO_ROOT, Service
+from tests.e2e.processes import Service as Process
+from tests.e2e.processes import Services, service_env, wait_until
+
+
+def local_env(service: Service, var_dir: Path) -> dict[str, str]:
+    """The service's compose environment with this test's PostgreSQL, Redis, files and the
+    echo engine in place of the stack's hosts."""
+    local = service_env(var_dir)
+    here = {
+        name: local[name]
+        for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CACHE_URL", "VAR_DIR", "MEDIA_ROOT")
+    }
+    here.update(
+        CHANNELS_REDIS_URL=local["REDIS_URL"],
+        STORAGE_BACKEND="local",
+        TRANSLATION_ENGINE="echo",
+        VLLM_BASE_URL="",
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+        HOSTNAME=socket.gethostname(),
+    )
+    return service_env(var_dir, **{**service.environment, **here})
+
+
+def local_argv(argv: list[str], *, port: int | None = None) -> list[str]:
+    """The compose command run by this interpreter, on loopback and `port`."""
+    program = {"uvicorn": [sys.executable, "-m", "uvicorn"], "celery": [sys.executable, "-m", "celery"]}[argv[0]]
+    local = list(argv[1:])
+    if "--host" in local:
+        local[local.index("--host") + 1] = "127.0.0.1"
+    if "--port" in local:
+        local[local.index("--port") + 1] = str(port)
+    return program + local
+
+
+def healthcheck_argv(service: Service, *, port: int | None = None) -> list[str]:
+    """The service's health check as this machine runs it: `python` is this interpreter,
+    the container's port 8000 is `port`."""
+    test = [str(part) for part in service.spec["healthcheck"]["test"]]
+    command = ["/bin/sh", "-c", test[1]] if test[0] == "CMD-SHELL" else test[1:]
+    if command[0] == "python":
+        command[0] = sys.executable
+    if port is not None:
+        command = [part.replace("localhost:8000", f"localhost:{port}") for part in command]
+    return command
+
+
+def started(services: Services, name: str, argv: list[str], env: Mapping[str, str]) -> Process:
+    process = Process(name, argv, env, services.var_dir / f"{name}.log")
+    services.started.append(process)
+    return process
+
+
+def assert_process_answers(command: list[str], env: Mapping[str, str], *, what: str, services: Services) -> str:
+    """Runs a health-check command until it exits 0 (the process came up) and returns its
+    output."""
+    outputs: list[str] = []
+
+    def answers() -> bool:
+        done = subprocess.run(command, env=dict(env), cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+        outputs.append(done.stdout + done.stderr)
+        return done.returncode == 0
+
+    wait_until(answers, what=what, services=services, timeout=120, every=1.0)
+    return outputs[-1]

@@ -1,0 +1,128 @@
+"""The stack as the compose file starts it, on loopback: the web command, the CPU worker
+and the GPU node's worker with their compose arguments and production environment (this
+test's PostgreSQL and Redis, the echo engine in place of vLLM). A book goes from upload to
+an export; normalize and the export run on the CPU worker, every batch on the GPU worker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from decimal import Decimal
+
+import httpx
+import pytest
+
+from accounts.models import User
+from projects.models import JobStatus, PageStatus, Project
+from tests.deploy.local import assert_process_answers, healthcheck_argv, local_argv, local_env, started
+from tests.deploy.stack import REPO_ROOT, Service, node_of
+from tests.e2e.processes import Services, free_port, wait_until
+from tests.support.pdfs import pdf_bytes
+from wallet.models import EntryKind
+from wallet.services import wallet_credit
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
+
+PAGES = 12  # more than NORMALIZE_INLINE_MAX_PAGES (10): normalize runs on a worker
+PASSWORD = "Lantern-Orchard-47-Quietly"
+
+
+def tasks_run_by(node: str, env: Mapping[str, str]) -> dict[str, int]:
+    """How many tasks of each name the worker `node` has run (`celery inspect stats`)."""
+    stats = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "config", "inspect", "stats", "-d", node, "--json"],
+        env=dict(env),
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(stats.stdout)[node]["total"]
+
+
+def worker_started(services: Services, service: Service) -> tuple[str, dict[str, str]]:
+    env = local_env(service, services.var_dir)
+    started(services, service.name, local_argv(service.argv), env)
+    assert_process_answers(healthcheck_argv(service), env, what=f"{service.name}'s health check", services=services)
+    return node_of(service.argv).replace("$HOSTNAME", env["HOSTNAME"]), env
+
+
+def test_a_book_is_normalized_and_exported_on_the_cpu_worker_and_translated_on_the_gpu_worker(
+    services: Services, variables, stack
+):
+    port = free_port()
+    started(services, "web", local_argv(stack["web"].argv, port=port), local_env(stack["web"], services.var_dir))
+    cpu_node, cpu_env = worker_started(services, stack["worker"])
+    gpu_node, gpu_env = worker_started(services, stack["gpu-worker"])
+
+    # Through the TLS proxy, as the production settings expect.
+    api = httpx.Client(
+        base_url=f"http://127.0.0.1:{port}",
+        timeout=30,
+        headers={"Host": variables["PUBLIC_HOST"], "X-Forwarded-Proto": "https"},
+    )
+
+    def web_up() -> bool:
+        try:
+            return api.get("/v1/meta").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    wait_until(web_up, what="the web command", services=services)
+    # The web node signs tokens with the stack's SECRET_KEY: an account made through it.
+    registered = api.post(
+        "/v1/auth/register", json={"email": "operator@example.com", "password": PASSWORD, "displayName": "Ops"}
+    )
+    assert registered.status_code == 201, registered.text
+    api.headers["Authorization"] = f"Bearer {registered.json()['token']}"
+    owner = User.objects.get(email="operator@example.com")
+    wallet_credit(user=owner, amount=Decimal(20), kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id="deploy")
+    book = pdf_bytes(PAGES, text=lambda n: f"Chapter {n} begins here with a few words of plain text " * 5)
+    uploaded = api.post("/v1/uploads", files={"file": ("book.pdf", book, "application/pdf")})
+    assert uploaded.status_code == 200, uploaded.text
+    created = api.post("/v1/projects", json={"uploadKey": uploaded.json()["uploadKey"], "targetLanguageCode": "fr"})
+    assert created.status_code == 201, created.text
+    project_id = created.json()["id"]
+    normalizing = api.post(f"/v1/projects/{project_id}/normalize")
+    assert normalizing.json()["normalization"]["state"] == "queued", normalizing.text
+
+    def normalized() -> bool:
+        return api.get(f"/v1/projects/{project_id}").json()["normalization"]["state"] == "done"
+
+    wait_until(normalized, what="normalize on the CPU worker", services=services)
+    processing = api.post(f"/v1/projects/{project_id}/process")
+    assert processing.status_code == 202, processing.text
+
+    def complete() -> bool:
+        state = api.get(f"/v1/projects/{project_id}/status").json()["state"]
+        assert state not in ("Failed", "CompletedWithErrors", "PausedNeedsCredit", "PausedNeedsCapacity"), state
+        return state == "Complete"
+
+    wait_until(complete, what="the book to be Complete", services=services)
+    exporting = api.post(f"/v1/projects/{project_id}/export", json={"format": "Markdown"})
+    assert exporting.status_code == 202, exporting.text
+
+    def exported() -> dict[str, object] | None:
+        ready = [file for file in api.get(f"/v1/projects/{project_id}/exports").json() if file["status"] == "ready"]
+        return ready[0] if ready else None
+
+    export = wait_until(exported, what="the export on the CPU worker", services=services)
+    assert isinstance(export, dict)
+    downloaded = api.get(str(export["url"]), follow_redirects=True)
+    assert downloaded.status_code == 200, downloaded.text
+    assert "[echo → fr] Chapter 12 begins" in downloaded.text
+
+    project = Project.objects.get(pk=project_id)
+    assert set(project.pages.values_list("status", flat=True)) == {PageStatus.APPROVED}
+    assert [job.page_count for job in project.jobs.order_by("queue_position")] == [1, 5, 6]
+    assert set(project.jobs.values_list("status", flat=True)) == {JobStatus.SUCCEEDED}
+    # The routing: each worker ran only its tier's tasks.
+    ran_on_gpu = tasks_run_by(gpu_node, gpu_env)
+    ran_on_cpu = tasks_run_by(cpu_node, cpu_env)
+    assert set(ran_on_gpu) == {"projects.tasks.job_run_next"}
+    assert ran_on_gpu["projects.tasks.job_run_next"] >= 3
+    assert {"projects.tasks.normalize_project", "exports.tasks.export_render"} <= set(ran_on_cpu)
+    assert "projects.tasks.job_run_next" not in ran_on_cpu

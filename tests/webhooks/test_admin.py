@@ -1,0 +1,62 @@
+"""The webhooks' Django admin, through its pages as an operator: no secret shown, and the
+disable action goes through the service."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.factories import UserFactory
+from webhooks import deliveries
+from webhooks.events import JOB_SUCCEEDED, Event
+from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookSubscription
+
+pytestmark = pytest.mark.django_db
+
+SUBSCRIPTIONS_URL = "/admin/webhooks/webhooksubscription/"
+
+
+@pytest.fixture
+def staff_client(client):
+    client.force_login(UserFactory(email="operator@example.com", is_staff=True, is_superuser=True))
+    return client
+
+
+@pytest.fixture
+def registered(auth_client, user):
+    body = auth_client.post("/v1/webhooks", {"url": "https://93.184.215.14/hook"}, format="json").json()
+    deliveries.deliveries_for_event(Event(type=JOB_SUCCEEDED, owner_id=user.pk, data={}))
+    return body
+
+
+def test_the_pages_show_webhooks_and_deliveries_but_never_a_secret(staff_client, registered):
+    delivery = WebhookDelivery.objects.get()
+    pages = [
+        staff_client.get(SUBSCRIPTIONS_URL),
+        staff_client.get(f"{SUBSCRIPTIONS_URL}{registered['id']}/change/"),
+        staff_client.get("/admin/webhooks/webhookdelivery/"),
+        staff_client.get(f"/admin/webhooks/webhookdelivery/{delivery.pk}/change/"),
+    ]
+
+    assert [page.status_code for page in pages] == [200, 200, 200, 200]
+    secret_body = registered["secret"].removeprefix("whsec_")
+    for page in pages:
+        assert secret_body not in page.content.decode()
+    assert registered["secretPrefix"] in pages[1].content.decode()
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_the_disable_action_fails_pending_deliveries_and_tells_the_owner(
+    staff_client, registered, user, mailoutbox, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(
+            SUBSCRIPTIONS_URL, {"action": "disable", "_selected_action": [registered["id"]]}, follow=True
+        )
+
+    assert response.status_code == 200
+    subscription = WebhookSubscription.objects.get()
+    assert (subscription.enabled, subscription.disabled_reason) == (False, "Disabled by an operator.")
+    assert WebhookDelivery.objects.get().status == DeliveryStatus.FAILED
+    (email,) = mailoutbox
+    assert email.to == [user.email]
+    assert "Disabled by an operator." in email.body

@@ -1,0 +1,101 @@
+"""Operators' admin for webhooks: subscriptions (never their secrets) and the delivery log."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from webhooks import services
+from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookSubscription
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+class DeliveryInline(ReadOnlyInline):
+    model = WebhookDelivery
+    fields = readonly_fields = ("event_type", "event_id", "status", "attempt_count", "last_status_code", "created_at")
+    ordering = ("-created_at",)
+
+
+class AttemptInline(ReadOnlyInline):
+    model = DeliveryAttempt
+    show_change_link = False
+    fields = readonly_fields = ("attempted_at", "status_code", "duration_ms", "error")
+    ordering = ("attempted_at",)
+
+
+SUBSCRIPTION_FIELDS = (
+    "id",
+    "owner",
+    "url",
+    "description",
+    "event_types",
+    "secret_prefix",
+    "enabled",
+    "disabled_reason",
+    "disabled_at",
+    "consecutive_failures",
+    "created_at",
+)
+
+
+@admin.register(WebhookSubscription)
+class WebhookSubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["url", "owner", "enabled", "consecutive_failures", "created_at"]
+    list_filter = ["enabled"]
+    search_fields = ["url", "description", "owner__email"]
+    fields = SUBSCRIPTION_FIELDS
+    readonly_fields = tuple(field for field in SUBSCRIPTION_FIELDS if field != "description")
+    inlines = [DeliveryInline]
+    actions = ["disable", "enable"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # registered over the API, where the url is checked and the secret shown once
+
+    @admin.action(description="Disable the selected webhooks (their pending deliveries fail)")
+    def disable(self, request: HttpRequest, queryset: QuerySet[WebhookSubscription]) -> None:
+        for subscription in queryset:
+            services.subscription_disable(
+                subscription=subscription, reason="Disabled by an operator.", notify_owner=True
+            )
+        self.message_user(request, f"{queryset.count()} webhook(s) disabled.", messages.SUCCESS)
+
+    @admin.action(description="Enable the selected webhooks")
+    def enable(self, request: HttpRequest, queryset: QuerySet[WebhookSubscription]) -> None:
+        for subscription in queryset:
+            services.subscription_update(subscription=subscription, enabled=True)
+        self.message_user(request, f"{queryset.count()} webhook(s) enabled.", messages.SUCCESS)
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = ["event_type", "subscription", "status", "attempt_count", "last_status_code", "created_at"]
+    list_filter = ["status", "event_type"]
+    search_fields = ["event_id", "subscription__url", "subscription__owner__email"]
+    fields = readonly_fields = (
+        "id",
+        "subscription",
+        "event_id",
+        "event_type",
+        "status",
+        "attempt_count",
+        "next_attempt_at",
+        "last_status_code",
+        "last_error",
+        "payload",
+        "created_at",
+        "updated_at",
+        "finished_at",
+    )
+    inlines = [AttemptInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

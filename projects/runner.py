@@ -32,6 +32,7 @@ from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.metrics import engine_translate_observed, page_outcome_count
 from core.money import exact_sum
 from projects.events import job_finished_publish
 from projects.jobs import QUEUE_OF_KIND, _dispatch, ladder_advance, project_status_set, working_status
@@ -156,8 +157,9 @@ def _page_commit(
 
 def _translate(engine, page_input: PageInput) -> tuple[PageResult | None, str]:  # type: ignore[no-untyped-def]
     """The engine's result and "" when it passes the completeness check; else the reason."""
-    result = engine.translate(page_input)
+    result = engine_translate_observed(engine, page_input)
     problem = completeness_problem(page_input, result)
+    page_outcome_count(engine=engine.name, problem=problem)
     return result, problem or ""
 
 

@@ -26,6 +26,11 @@ system_tools_ensure() {
   command -v apertium >/dev/null || missing+=(apertium)
   [ -e /usr/share/apertium/modes/eng-spa.mode ] || missing+=(apertium-eng-spa)
   command -v epubcheck >/dev/null || missing+=(epubcheck)
+  # The fonts the Pdf export embeds (docs/exports-pdf-fonts.md).
+  [ -e /usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf ] || missing+=(fonts-noto-core)
+  [ -e /usr/share/fonts/opentype/ipafont-mincho/ipam.ttf ] || missing+=(fonts-ipafont-mincho)
+  [ -e /usr/share/fonts/truetype/nanum/NanumMyeongjo.ttf ] || missing+=(fonts-nanum)
+  [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(fonts-wqy-microhei)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

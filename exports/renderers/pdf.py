@@ -1,0 +1,330 @@
+"""Pdf: the book typeset with reportlab platypus — a title page, then every page's blocks
+(headings, paragraphs, lists, quotes, code) in fonts embedded per script
+(`_pdf_fonts`, docs/exports-pdf-fonts.md) and laid out per script (`_pdf_text`: Arabic and
+Hebrew shaped and right-to-left, Devanagari shaped, CJK broken between characters).
+
+A chapter (a page starting with a level 1-2 heading) starts on a new sheet and gets an
+outline entry; a book without headings gets one entry per `pages_per_chapter` pages.
+Page numbers sit in the footer; the document carries the title, the language and the
+author "Book Translation Service". A page without a translation shows its notice; page
+markers ("— 12 —") when asked; `bilingual` puts the source text and the translation side
+by side, one table per page, each column in its own fonts and direction.
+
+Memory: the story is generated page by page as platypus consumes it (`_BookTemplate`
+tops up the flowable list from a generator), so only a few pages' flowables exist at a
+time, and each finished sheet's content is compressed at once. reportlab still keeps every
+finished sheet (a few KB) and assembles the file in memory when it writes it, so that part
+grows with the book (docs/exports-pdf-fonts.md, "Memory").
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import replace
+from itertools import count
+from typing import Any, BinaryIO
+
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.units import mm
+from reportlab.pdfbase import pdfdoc
+from reportlab.platypus import (
+    BaseDocTemplate,
+    Flowable,
+    Frame,
+    HRFlowable,
+    PageBreak,
+    PageTemplate,
+    Spacer,
+    Table,
+    TableStyle,
+)
+
+from exports.blocks import Block, blocks_of
+from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
+from exports.renderers._pdf_fonts import ensure_fonts, family
+from exports.renderers._pdf_text import Span, TextStyle, text_flowable
+
+AUTHOR = "Book Translation Service"
+PAGE_SIZE = A4
+MARGIN = 20 * mm
+COLUMN_GAP = 8 * mm
+LOOKAHEAD = 40  # flowables kept ahead of platypus (keep-with-next needs a few)
+
+TITLE = TextStyle(size=24, leading=34, bold=True, align="center", space_before=60, space_after=18)
+HEADINGS = {
+    1: TextStyle(size=18, leading=27, bold=True, space_before=6, space_after=10, keep_with_next=True),
+    2: TextStyle(size=15, leading=23, bold=True, space_before=6, space_after=8, keep_with_next=True),
+    3: TextStyle(size=13, leading=20, bold=True, space_before=4, space_after=6, keep_with_next=True),
+}
+BODY = TextStyle(size=11, leading=18, space_after=6)
+LIST_ITEM = TextStyle(size=11, leading=18, space_after=2)
+QUOTE = TextStyle(size=11, leading=18, italic=True, indent=18, space_after=6, color=colors.HexColor("#444444"))
+CODE = TextStyle(size=9.5, leading=15, space_after=6, color=colors.HexColor("#222222"))
+MARKER = TextStyle(size=9, leading=14, align="center", space_before=6, space_after=6, color=colors.grey)
+NOTICE = TextStyle(
+    size=10.5,
+    leading=16,
+    italic=True,
+    space_before=8,
+    space_after=12,
+    color=colors.HexColor("#8a1c1c"),
+    background=colors.HexColor("#fdf1e6"),
+)
+FOOTER_SIZE = 9
+
+
+class PdfRenderer:
+    format = "Pdf"
+    extension = "pdf"
+    mime_type = "application/pdf"
+
+    def render(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
+        """Write the book as PDF to `out`. Raises FontsMissing when the fonts are not
+        installed (see docs/exports-pdf-fonts.md)."""
+        ensure_fonts()
+        document = _BookTemplate(out, book=book, latin_font=family("latin").face())
+        document.build_streamed(_Story(book, options).flowables())
+
+
+class _BookTemplate(BaseDocTemplate):
+    """One frame per sheet, the page number in the footer, and the story pulled from a
+    generator as platypus needs it (platypus itself wants a list it can look ahead in)."""
+
+    def __init__(self, out: BinaryIO, *, book: ExportBook, latin_font: str) -> None:
+        super().__init__(
+            out,
+            pagesize=PAGE_SIZE,
+            leftMargin=MARGIN,
+            rightMargin=MARGIN,
+            topMargin=MARGIN,
+            bottomMargin=MARGIN,
+            title=" ".join(book.title.split()),
+            author=AUTHOR,
+            creator=AUTHOR,
+            subject=f"Translation ({book.language})",
+            lang=book.language,
+            pageCompression=1,
+            initialFontName=latin_font,
+        )
+        self._footer_font = latin_font
+        self._rtl = book.rtl
+        self._stream: Iterator[Flowable] = iter(())
+        self._story: list[Flowable] = []
+        frame = Frame(
+            self.leftMargin,
+            self.bottomMargin,
+            self.width,
+            self.height,
+            leftPadding=0,
+            rightPadding=0,
+            topPadding=0,
+            bottomPadding=0,
+            id="text",
+        )
+        self.addPageTemplates([PageTemplate(id="page", frames=[frame], onPage=self._decorate)])
+
+    def build_streamed(self, stream: Iterator[Flowable]) -> None:
+        self._stream = stream
+        self._story = []
+        self._top_up(self._story)
+        self.build(self._story)
+
+    def _top_up(self, flowables: list[Flowable]) -> None:
+        if flowables is not self._story:  # platypus's own lists (pending page events)
+            return
+        while len(flowables) < LOOKAHEAD:
+            flowable = next(self._stream, None)
+            if flowable is None:
+                return
+            flowables.append(flowable)
+
+    def handle_flowable(self, flowables: list[Flowable]) -> None:
+        self._top_up(flowables)
+        super().handle_flowable(flowables)
+        self._top_up(flowables)
+
+    def handle_pageEnd(self) -> None:  # noqa: N802 (reportlab's hook)
+        super().handle_pageEnd()
+        _compress_finished_page(self.canv)
+
+    def handle_documentBegin(self) -> None:  # noqa: N802 (reportlab's hook)
+        super().handle_documentBegin()
+        self.canv.setViewerPreference("Direction", "R2L" if self._rtl else "L2R")
+        self.canv.showOutline()
+
+    def _decorate(self, canvas: Any, document: BaseDocTemplate) -> None:
+        canvas.saveState()
+        canvas.setFont(self._footer_font, FOOTER_SIZE)
+        canvas.setFillColor(colors.grey)
+        canvas.drawCentredString(PAGE_SIZE[0] / 2, MARGIN / 2, str(canvas.getPageNumber()))
+        canvas.restoreState()
+
+
+def _compress_finished_page(canvas: Any) -> None:
+    """reportlab keeps every finished page's content stream, uncompressed, until it writes
+    the file; compressing it now keeps a 1,000-page book's pages to a fraction of that."""
+    pages = canvas._doc.Pages.pages
+    page = pages[-1] if pages else None
+    if page is None or page.Contents or not page.stream:
+        return
+    stream = pdfdoc.PDFStream(content=zlib.compress(page.stream.encode("utf-8")))
+    stream.dictionary["Filter"] = pdfdoc.PDFName("FlateDecode")  # already applied
+    page.Contents = stream
+    page.stream = None
+
+
+class _Bookmark(Flowable):
+    """An outline entry pointing here (zero size; kept with what follows)."""
+
+    _keys = count(1)
+
+    def __init__(self, title: str, level: int) -> None:
+        super().__init__()
+        self.title = " ".join(title.split())
+        self.level = level
+        self.key = f"bts-outline-{next(self._keys)}"
+        self.keepWithNext = 1
+        self.width = self.height = 0
+
+    def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:  # noqa: N803 (reportlab)
+        return 0, 0
+
+    def draw(self) -> None:
+        _x, top = self.canv.absolutePosition(0, 0)
+        self.canv.bookmarkPage(self.key, fit="XYZ", left=0, top=top + 24)
+        self.canv.addOutlineEntry(self.title, self.key, level=self.level)
+
+
+class _Story:
+    """The flowables of the book, page by page."""
+
+    def __init__(self, book: ExportBook, options: ExportOptions) -> None:
+        self.book = book
+        self.options = options
+        self.outline_level = -1  # of the last outline entry
+        self.chapters_seen = False
+        self.sheet_has_content = False
+        self.column_width = (PAGE_SIZE[0] - 2 * MARGIN) / 2
+
+    def flowables(self) -> Iterator[Flowable]:
+        book = self.book
+        title = self._text([Span(book.title)], TITLE)
+        if title is not None:
+            yield _Bookmark(book.title, 0)
+            self.outline_level = 0
+            yield title
+            yield PageBreak()
+        else:
+            yield Spacer(0, 1)  # a PDF needs a page, even for a book without title or pages
+        for page in book.pages():
+            yield from self._page(page)
+
+    def _page(self, page: ExportPage) -> Iterator[Flowable]:
+        blocks = blocks_of(page.translation) if page.translated else []
+        opens_chapter = bool(blocks) and blocks[0].kind == "heading" and blocks[0].level <= 2
+        if opens_chapter:
+            if self.sheet_has_content:
+                yield PageBreak()
+            self.chapters_seen = True
+        elif not self.chapters_seen and (page.index - 1) % max(self.options.pages_per_chapter, 1) == 0:
+            last = min(page.index + self.options.pages_per_chapter - 1, self.book.page_count)
+            yield self._bookmark(
+                f"Pages {page.index}\N{EN DASH}{last}" if last > page.index else f"Page {page.index}", 0
+            )
+        self.sheet_has_content = True
+        if self.options.page_markers:
+            yield from self._maybe(self._text([Span(f"— {page.index} —")], MARKER, rtl=False))
+        if not page.translated:
+            if self.options.bilingual and page.source_text.strip():
+                yield self._columns(self._source_flowables(page), [self._notice(page)])
+            else:
+                yield self._notice(page)
+            return
+        translation: list[Flowable] = []
+        for block in blocks:
+            if block.kind == "heading" and block.level <= 2:
+                bookmark = self._bookmark(block.text, block.level - 1)
+                if self.options.bilingual:
+                    yield bookmark
+                else:
+                    translation.append(bookmark)
+            translation.extend(self._block(block))
+        if self.options.bilingual:
+            yield self._columns(self._source_flowables(page), translation)
+        else:
+            yield from translation
+
+    def _bookmark(self, title: str, level: int) -> _Bookmark:
+        level = max(0, min(level, self.outline_level + 1))  # an entry nests at most one deeper
+        self.outline_level = level
+        return _Bookmark(title, level)
+
+    def _block(self, block: Block) -> list[Flowable]:
+        if block.kind == "rule":
+            return [HRFlowable(width="40%", thickness=0.5, color=colors.grey, spaceBefore=6, spaceAfter=10)]
+        spans = [Span(run.text, run.bold, run.italic, run.code) for run in block.runs]
+        prefix = ""
+        if block.kind == "heading":
+            style = HEADINGS.get(block.level, HEADINGS[3])
+        elif block.kind == "list_item":
+            style = replace(LIST_ITEM, indent=14 * block.level)
+            prefix = f"{block.number}." if block.ordered else "•"
+        elif block.kind == "quote":
+            style = QUOTE
+        elif block.kind == "code":
+            style = CODE
+        else:
+            style = BODY
+        return self._maybe(self._text(spans, style, prefix=prefix))
+
+    def _notice(self, page: ExportPage) -> Flowable:
+        flowable = self._text([Span(page_notice(page))], NOTICE)
+        assert flowable is not None  # a notice always has text
+        return flowable
+
+    def _source_flowables(self, page: ExportPage) -> list[Flowable]:
+        language = self.book.source_language or "en"
+        paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", page.source_text)]
+        flowables: list[Flowable] = []
+        for paragraph in paragraphs:
+            flowables.extend(
+                self._maybe(text_flowable([Span(paragraph)], BODY, language=language, default_rtl=self.book.source_rtl))
+            )
+        return flowables
+
+    def _columns(self, source: list[Flowable], translation: list[Flowable]) -> Table:
+        table = Table(
+            [[source or "", translation or ""]],
+            colWidths=[self.column_width, self.column_width],
+            splitInRow=1,
+            hAlign="LEFT",
+        )
+        table.setStyle(
+            TableStyle(
+                [
+                    ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                    ("FONT", (0, 0), (-1, -1), family("latin").face()),  # not Helvetica (unembedded)
+                    ("LEFTPADDING", (0, 0), (-1, -1), 0),
+                    ("RIGHTPADDING", (0, 0), (-1, -1), COLUMN_GAP / 2),
+                    ("LEFTPADDING", (1, 0), (1, -1), COLUMN_GAP / 2),
+                    ("RIGHTPADDING", (1, 0), (1, -1), 0),
+                    ("TOPPADDING", (0, 0), (-1, -1), 0),
+                    ("BOTTOMPADDING", (0, 0), (-1, -1), 0),
+                    ("LINEAFTER", (0, 0), (0, -1), 0.25, colors.lightgrey),
+                ]
+            )
+        )
+        return table
+
+    def _text(
+        self, spans: list[Span], style: TextStyle, *, prefix: str = "", rtl: bool | None = None
+    ) -> Flowable | None:
+        default_rtl = self.book.rtl if rtl is None else rtl
+        return text_flowable(spans, style, language=self.book.language, default_rtl=default_rtl, prefix=prefix)
+
+    @staticmethod
+    def _maybe(flowable: Flowable | None) -> list[Flowable]:
+        return [] if flowable is None else [flowable]

@@ -50,9 +50,12 @@ INSTALLED_APPS = [
     "projects",
     "wallet",
     "exports",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
+    "core.middleware.RequestIdMiddleware",
+    "core.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -428,6 +431,35 @@ COMPLETENESS_MIN_SOURCE_CHARS = env.int("COMPLETENESS_MIN_SOURCE_CHARS", default
 # The engines' model status enum is one schema component, wherever a serializer uses it.
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ModelStateEnum"] = "translation.engines.base.ModelState"  # type: ignore[index]
 
+# --- Webhooks -------------------------------------------------------------------------
+
+# Deliver to private, loopback and link-local addresses too (tests, on-premise receivers);
+# never on a public deployment (it opens the door to server-side request forgery).
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=False)
+# Signing secrets are stored encrypted with a key derived from this (empty: from SECRET_KEY);
+# keys listed in the fallbacks still decrypt, so the key can be rotated.
+WEBHOOK_SECRET_KEY = env.str("WEBHOOK_SECRET_KEY", default="")
+WEBHOOK_SECRET_KEY_FALLBACKS = env.list("WEBHOOK_SECRET_KEY_FALLBACKS", default=[])
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=15.0)
+# Delays before each retry (the Standard Webhooks schedule, +/- 10 % jitter); a delivery
+# whose every attempt failed is dead.
+WEBHOOK_RETRY_SCHEDULE_SECONDS = env.list(
+    "WEBHOOK_RETRY_SCHEDULE_SECONDS", cast=int, default=[5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]
+)
+# This many dead deliveries in a row disable the subscription (and its owner is emailed); 0: never.
+WEBHOOK_DISABLE_AFTER_DEAD_DELIVERIES = env.int("WEBHOOK_DISABLE_AFTER_DEAD_DELIVERIES", default=5)
+# Beat queues pending deliveries overdue by more than this, this often (lost messages, long retries).
+WEBHOOK_SWEEP_SECONDS = env.int("WEBHOOK_SWEEP_SECONDS", default=60)
+WEBHOOK_MAX_SUBSCRIPTIONS = env.int("WEBHOOK_MAX_SUBSCRIPTIONS", default=20)
+# A CA bundle for receivers' certificates (a private CA on premise); empty: the usual ones.
+WEBHOOK_CA_BUNDLE = env.str("WEBHOOK_CA_BUNDLE", default="")
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(  # type: ignore[attr-defined]
+    {
+        "WebhookDeliveryStatusEnum": "webhooks.models.DeliveryStatus",
+        "WebhookEventTypeEnum": "webhooks.events.EVENT_TYPES",
+    }
+)
+
 # --- Billing --------------------------------------------------------------------------
 
 # The price table: tiers of measured engine cost per page, "upTo:expected:ceiling" USD per
@@ -479,6 +511,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "jobs-stale-requeue": {"task": "projects.tasks.jobs_stale_requeue", "schedule": 30.0},
     "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
     "crypto-pending-reconcile": {"task": "wallet.tasks.crypto_pending_reconcile", "schedule": 300.0},
+    "webhook-deliveries-sweep": {"task": "webhooks.tasks.deliveries_sweep", "schedule": float(WEBHOOK_SWEEP_SECONDS)},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
@@ -487,7 +520,12 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [env.str("CHANNELS_REDIS_URL", default=REDIS_URL)]},
+        "CONFIG": {
+            # redis-py 8 gives up a read after 5 s by default, exactly as long as the layer's
+            # blocking pop waits: every idle websocket would die with TimeoutError within
+            # seconds (django/channels_redis#422). Longer than the pop; a dead Redis still shows.
+            "hosts": [{"address": env.str("CHANNELS_REDIS_URL", default=REDIS_URL), "socket_timeout": 15}],
+        },
     }
 }
 
@@ -495,7 +533,8 @@ CHANNEL_LAYERS = {
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_TLS_PROXY", default=False) else None
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# Probes and Prometheus reach a node directly, over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
@@ -504,6 +543,23 @@ SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 CSRF_FAILURE_VIEW = "core.errors.csrf_failure"
+
+# --- Observability --------------------------------------------------------------------
+
+# Log lines: "json" (one object per line, with request ids) or "plain" (for a terminal).
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain" if DEBUG else "json")
+if LOG_FORMAT not in ("json", "plain"):
+    raise ImproperlyConfigured("LOG_FORMAT must be json or plain.")
+# GET /metrics answers 404 while this is empty; Prometheus sends it as a bearer token.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# A Celery worker serves its own metrics (engine latency, tokens, pages) on this port (0: off).
+WORKER_METRICS_PORT = env.int("WORKER_METRICS_PORT", default=0)
+WORKER_METRICS_ADDRESS = env.str("WORKER_METRICS_ADDRESS", default="0.0.0.0")  # noqa: S104  (scraped from outside)
+# prometheus_client's multiprocess mode (prefork workers, several uvicorn workers): a folder
+# of its own per node; prometheus_client reads the variable itself.
+PROMETHEUS_MULTIPROC_DIR = env.str("PROMETHEUS_MULTIPROC_DIR", default="")
+# Each readiness check (and the scrape-time Redis reads) gives up after this long.
+HEALTH_CHECK_TIMEOUT_SECONDS = env.float("HEALTH_CHECK_TIMEOUT_SECONDS", default=2.0)
 
 # --- Time, language, logs -------------------------------------------------------------
 
@@ -516,12 +572,22 @@ LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    # Every line carries the log context (request id, task) and passes the secrets filter.
+    "filters": {
+        "context": {"()": "core.logging.LogContextFilter"},
+        "redact": {"()": "core.logging.RedactSecretsFilter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"()": "core.logging.PlainFormatter"},
+        "json": {"()": "core.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context", "redact"]}
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
+        # Named so that Django's own console handler is dropped: every line goes through ours.
+        "django": {"level": LOG_LEVEL},
         "django.request": {"level": "ERROR"},
         # One line per outgoing request (the engine, payment providers) is noise at INFO.
         "httpx": {"level": "WARNING"},

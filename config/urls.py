@@ -2,7 +2,8 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from core import errors
+from core import errors, health
+from core.status_page import status_page
 from core.views import MetaView, ProblemDetailView, ProblemListView
 
 api_v1: list[URLPattern | URLResolver] = [
@@ -15,12 +16,18 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("projects.urls")),
     path("", include("wallet.urls")),
     path("", include("exports.urls")),
+    path("", include("webhooks.urls")),
     path("", include("translation.urls")),
     # Last: any other /v1 address is a problem+json 404, even with DEBUG on.
     re_path(r"^.*$", errors.api_not_found),
 ]
 
 urlpatterns = [
+    # Operators' endpoints, outside the API (docs/observability.md).
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics, name="metrics"),
+    path("", status_page, name="status-page"),
     path("v1/", include(api_v1)),
     path("admin/", admin.site.urls),
 ]

@@ -219,8 +219,8 @@ def _send(*, delivery: WebhookDelivery, subscription: WebhookSubscription) -> Ou
         location = answer.headers.get("Location", "")
         return Outcome(status_code=code, error=_clip(f"HTTP {code}: redirect to {location!r} not followed."))
     excerpt = " ".join(answer.body_excerpt.split())[:200]
-    error = f"HTTP {code}: {excerpt}" if excerpt else f"HTTP {code}"
-    return Outcome(status_code=code, error=_clip(error), retry_after=_retry_after(answer.headers.get("Retry-After")))
+    message = f"HTTP {code}: {excerpt}" if excerpt else f"HTTP {code}"
+    return Outcome(status_code=code, error=_clip(message), retry_after=_retry_after(answer.headers.get("Retry-After")))
 
 
 def envelope_body(payload: dict[str, Any]) -> bytes:

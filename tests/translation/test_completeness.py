@@ -131,8 +131,8 @@ def test_a_translation_far_longer_than_its_source_fails(make_page):
 
 def test_the_length_check_allows_for_dense_scripts(make_page):
     chinese = (
-        "房子矗立在小路的尽头，那里的老路转向河边。每天早上孩子们跑到水边，每天晚上他们疲惫地回来，"  # noqa: RUF001
-        "鞋子里满是沙子，口袋里装满了第二天就会忘记的石头。"  # noqa: RUF001
+        "房子矗立在小路的尽头，那里的老路转向河边。每天早上孩子们跑到水边，每天晚上他们疲惫地回来，"
+        "鞋子里满是沙子，口袋里装满了第二天就会忘记的石头。"
     )
     page = make_page(text=ENGLISH, target_language="zh")
 

@@ -7,11 +7,15 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
 from accounts.api_keys import api_key_create
 from accounts.models import User
 from accounts.services import token_issue
+from config.celery_app import app
+from tests.e2e.processes import Services
 from tests.factories import UserFactory
 
 
@@ -80,3 +84,20 @@ def key_client() -> Callable[..., APIClient]:
 @pytest.fixture
 def auth_client(user: User, jwt_client: Callable[[User], APIClient]) -> APIClient:
     return jwt_client(user)
+
+
+@pytest.fixture
+def services(transactional_db: None, tmp_path: Path, settings: Settings) -> Iterator[Services]:
+    """Starts processes for the test and kills every one of them afterwards (before the
+    test database is flushed). Stale messages of earlier tests are purged first, so a
+    worker only sees this test's. The test's own process uses the engine the processes
+    use (echo), so that its calls (the language check of process) agree with theirs."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the end-to-end tests run on PostgreSQL (workers share the test database)")
+    settings.TRANSLATION_ENGINE = "echo"
+    app.control.purge()
+    started = Services(tmp_path)
+    try:
+        yield started
+    finally:
+        started.stop_all()

@@ -7,20 +7,18 @@ import json
 import socket
 import sys
 import urllib.request
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import redis
 from django.apps import apps
-from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
 from config.celery_app import app as celery_app
 from projects.models import Job, JobStatus
 from projects.tasks import job_run_next
-from tests.e2e.processes import Service, Services, free_port, service_env, wait_until
+from tests.e2e.processes import Service, free_port, service_env, wait_until
 from tests.factories import ProjectFactory, pages_add
 from wallet.models import EntryKind
 from wallet.services import wallet_credit
@@ -192,19 +190,6 @@ def test_webhook_deliveries_are_reported_when_the_webhooks_app_is_installed(api_
         assert ("bts_webhook_deliveries", (("status", "dead"),)) in samples
     else:
         assert ("bts_metrics_collector_up", (("collector", "webhooks"),)) not in samples
-
-
-@pytest.fixture
-def services(transactional_db: None, tmp_path: Path) -> Iterator[Services]:
-    """Real processes for the test, all killed at the end (before the database is flushed)."""
-    if connection.vendor != "postgresql":
-        pytest.skip("a real worker shares the test database on PostgreSQL only")
-    celery_app.control.purge()
-    started = Services(tmp_path)
-    try:
-        yield started
-    finally:
-        started.stop_all()
 
 
 def worker_scrape(port: int) -> str | None:

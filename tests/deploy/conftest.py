@@ -1,6 +1,6 @@
 """The deployment tests: the compose file as Compose reads it with an operator's `.env`
-(docker/env.example, blanks filled), and the end-to-end tests' `services` fixture
-(tests/e2e/conftest.py) to start its commands as real processes on this test's PostgreSQL
+(docker/env.example, blanks filled), and the shared `services` fixture (tests/conftest.py)
+to start its commands as real processes on this test's PostgreSQL
 database and Redis, every process killed at the end."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from tests.deploy.stack import Service, compose_load, dot_env, services_of
-from tests.e2e.conftest import services  # noqa: F401  (the fixture, shared)
 
 
 @pytest.fixture(scope="module")

@@ -5,21 +5,18 @@ a real Celery worker, Redis as the channel layer, and a real websocket client (t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from django.db import connection
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from accounts.api_keys import api_key_create
 from accounts.models import User
 from accounts.services import token_issue
-from config.celery_app import app as celery_app
 from projects.models import Project
 from tests.e2e.processes import Services, free_port, wait_until
 from tests.factories import ProjectFactory, UserFactory, pages_add
@@ -31,19 +28,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db
 
 DEADLINE = 60.0  # seconds a receive may wait before the test fails (a hang guard, not a timing check)
 PAGE_TEXT = "The lamp was lit before the guests arrived, and the house smelled of rain. " * 8
-
-
-@pytest.fixture
-def services(transactional_db: None, tmp_path: Path) -> Iterator[Services]:
-    """The processes a test starts, all killed at the end (before the database is flushed)."""
-    if connection.vendor != "postgresql":
-        pytest.skip("the server and the worker share the test database: PostgreSQL only")
-    celery_app.control.purge()
-    started = Services(tmp_path)
-    try:
-        yield started
-    finally:
-        started.stop_all()
 
 
 @pytest.fixture

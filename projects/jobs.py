@@ -211,22 +211,26 @@ def job_claim(*, job_id: uuid.UUID | None = None) -> Job | None:
         return job
 
 
-def jobs_stale_requeue(*, stale_seconds: int | None = None) -> int:
+def jobs_stale_requeue(
+    *, stale_seconds: int | None = None, job_ids: list[uuid.UUID] | None = None, note: str | None = None
+) -> int:
     """The reaper: a Running job whose heartbeat stopped (JOB_STALE_SECONDS, or
     `stale_seconds`) lost its worker; it goes back to Queued (same position, same hold, its
-    committed pages kept) and a worker is woken."""
+    committed pages kept) and a worker is woken. `job_ids` limits it to those jobs (an
+    operator's requeue); a worker still on one stops at its next page, its claim superseded."""
     silence = settings.JOB_STALE_SECONDS if stale_seconds is None else stale_seconds
     stale_before = timezone.now() - timedelta(seconds=silence)
     requeued = 0
-    for job_id in Job.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before).values_list(
-        "pk", flat=True
-    ):
+    stale = Job.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before)
+    if job_ids is not None:
+        stale = stale.filter(pk__in=job_ids)
+    for job_id in stale.values_list("pk", flat=True):
         with transaction.atomic():
             job = Job.objects.select_for_update().get(pk=job_id)
             if job.status != JobStatus.RUNNING or job.heartbeat_at is None or job.heartbeat_at >= stale_before:
                 continue
             job.status, job.status_changed_at = JobStatus.QUEUED, timezone.now()
-            job.progress_note = "Requeued: its worker stopped answering."
+            job.progress_note = note or "Requeued: its worker stopped answering."
             job.save(update_fields=["status", "status_changed_at", "progress_note"])
             transaction.on_commit(partial(_dispatch, queue=QUEUE_OF_KIND[job.kind]))
             requeued += 1

@@ -151,11 +151,12 @@ def _sync(target: Hold, source: Hold) -> None:
         setattr(target, field, getattr(source, field))
 
 
-def hold_settle(*, hold: Hold, amount: Decimal) -> LedgerEntry | None:
+def hold_settle(*, hold: Hold, amount: Decimal, memo: str = "") -> LedgerEntry | None:
     """Charges min(amount, hold.amount) and releases the rest: a charge never exceeds its
     hold. Exactly once: settling a settled hold returns the first charge and changes
     nothing; settling a released hold raises 409 hold_resolved. Returns the batch_charge
-    entry, or None when nothing was charged (a zero charge, an unlimited wallet)."""
+    entry, or None when nothing was charged (a zero charge, an unlimited wallet). `memo`
+    (who or what ended the batch, such as an operator's cancel) goes on both entries."""
     measured = money_quantize(value=amount, allow_zero=True)
     with transaction.atomic():
         wallet, locked = _hold_lock(hold=hold)
@@ -169,12 +170,13 @@ def hold_settle(*, hold: Hold, amount: Decimal) -> LedgerEntry | None:
         cause = {"cause_type": locked.cause_type, "cause_id": locked.cause_id}
         if locked.amount > 0:
             wallet.reserved -= locked.amount
-            _entry_write(wallet=wallet, kind=EntryKind.HOLD_RELEASE, amount=locked.amount, **cause)
+            _entry_write(wallet=wallet, kind=EntryKind.HOLD_RELEASE, amount=locked.amount, memo=memo, **cause)
         entry: LedgerEntry | None = None
         if charge > 0:
             wallet.balance -= charge
-            memo = f"measured {measured}, capped at the hold" if measured > charge else ""
-            entry = _entry_write(wallet=wallet, kind=EntryKind.BATCH_CHARGE, amount=-charge, memo=memo, **cause)
+            capped = f"measured {measured}, capped at the hold" if measured > charge else ""
+            charge_memo = "; ".join(part for part in (memo, capped) if part)
+            entry = _entry_write(wallet=wallet, kind=EntryKind.BATCH_CHARGE, amount=-charge, memo=charge_memo, **cause)
             _balance_watch_on_commit(wallet=wallet)
         locked.state = HoldState.SETTLED
         locked.settled_amount = charge
@@ -185,9 +187,9 @@ def hold_settle(*, hold: Hold, amount: Decimal) -> LedgerEntry | None:
         return entry
 
 
-def hold_release(*, hold: Hold) -> Hold:
+def hold_release(*, hold: Hold, memo: str = "") -> Hold:
     """Releases an open hold without charging. Exactly once: releasing a released or a
-    settled hold changes nothing. Returns the hold as it now is."""
+    settled hold changes nothing. Returns the hold as it now is. `memo` goes on the entry."""
     with transaction.atomic():
         wallet, locked = _hold_lock(hold=hold)
         if locked.state == HoldState.OPEN:
@@ -199,6 +201,7 @@ def hold_release(*, hold: Hold) -> Hold:
                     amount=locked.amount,
                     cause_type=locked.cause_type,
                     cause_id=locked.cause_id,
+                    memo=memo,
                 )
             locked.state = HoldState.RELEASED
             locked.resolved_at = timezone.now()

@@ -28,7 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from core.errors import Conflict, ValidationFailed
+from core.errors import Conflict, NotFound, ServiceError, ValidationFailed
 from core.storage import storage_delete_quietly
 from exports.book import PAGE_CHUNK, ExportBook, ExportOptions, ExportPage
 from exports.models import ExportFile, ExportStatus
@@ -203,7 +203,7 @@ def export_render(*, export_id: uuid.UUID | str) -> ExportFile | None:
     try:
         with tempfile.TemporaryFile() as spool:
             if export.format == ARCHIVE:
-                _archive_write(export.project, book, options, spool)
+                archive_write(project=export.project, book=book, options=options, out=spool)
             else:
                 renderer_for(export.format).render(book, options, spool)
             size = spool.tell()
@@ -238,7 +238,7 @@ def export_ready_publish(*, export_id: uuid.UUID, project_id: uuid.UUID, owner_i
     publish(EXPORT_READY, owner_id=owner_id, project_id=project_id, data=entry)
 
 
-def _archive_write(project: Project, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
+def archive_write(*, project: Project, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
     """A zip of every format, the page images and a JSON manifest, written entry by entry
     (each format is rendered straight into its zip entry)."""
     manifest: dict[str, object] = {
@@ -303,11 +303,27 @@ def fresh_exports(*, project: Project) -> list[ExportFile]:
 
 
 def export_for_download(*, project: Project, file_name: str) -> ExportFile:
-    from core.errors import NotFound
-
+    """The ready export of that name, made from the book as it now is. A file of a book
+    that changed since is never served: 410 export_outdated, with the request that makes
+    a fresh one."""
     export = project.exports.filter(file_name=file_name, status=ExportStatus.READY).first()
     if export is None:
         raise NotFound("No such export file.")
+    options = options_of(export.options_key)
+    if export.content_hash != content_digest(project=project, options=options):
+        raise ServiceError(
+            f"The book changed after this {export.format} file was made; ask for it again "
+            f"(POST /v1/projects/{project.pk}/export) and download the new file.",
+            code="export_outdated",
+            format=export.format,
+            exportRequest={
+                "format": export.format,
+                "bilingual": options.bilingual,
+                "pageMarkers": options.page_markers,
+                "allowPartial": options.partial,
+                "pagesPerChapter": options.pages_per_chapter,
+            },
+        )
     return export
 
 

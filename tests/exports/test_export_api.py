@@ -9,6 +9,7 @@ import zipfile
 from urllib.parse import unquote
 
 import pytest
+import redis
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
@@ -205,3 +206,65 @@ def test_all_makes_every_format_and_an_archive_with_images_and_a_manifest(user, 
     assert manifest["pageCount"] == 3
     assert [page["index"] for page in manifest["pages"]] == [1, 2, 3]
     assert archive.read("book.pdf").startswith(b"%PDF")
+
+
+def test_a_file_of_a_book_that_changed_since_is_not_served_but_answered_410(user, auth_client):
+    project = translated_book(user)
+    auth_client.post(
+        f"/v1/projects/{project.pk}/export", {"format": "Html", "bilingual": True, "pageMarkers": True}, format="json"
+    )
+    run_export_queue()
+    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    assert auth_client.get(listed["url"]).status_code == 200
+
+    page = project.pages.get(index=3)
+    page.translation, page.translated_at, page.updated_at = "Retraduite.", timezone.now(), timezone.now()
+    page.save()
+    stale = auth_client.get(listed["url"])
+    assert_problem(stale, 410, "export_outdated")
+    body = stale.json()
+    assert body["format"] == "Html"
+    assert body["exportRequest"] == {
+        "format": "Html",
+        "bilingual": True,
+        "pageMarkers": True,
+        "allowPartial": False,
+        "pagesPerChapter": 20,
+    }
+    assert ExportFile.objects.get().status == ExportStatus.READY  # nothing changed by the refusal
+
+    # the request the problem names makes the fresh file, and only that one is served
+    again = auth_client.post(
+        f"/v1/projects/{project.pk}/export", body["exportRequest"], format="json", HTTP_IDEMPOTENCY_KEY="again"
+    ).json()
+    assert again[0]["fileName"] != listed["fileName"]
+    run_export_queue()
+    (fresh,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    assert fresh["fileName"] == again[0]["fileName"]
+    assert "Retraduite." in b"".join(auth_client.get(fresh["url"]).streaming_content).decode()
+    assert_problem(auth_client.get(listed["url"]), 410, "export_outdated")
+
+
+def test_asking_puts_the_render_on_the_export_queue(user, auth_client, settings, django_capture_on_commit_callbacks):
+    """The message goes through the real broker (Redis) to the `export` queue, the one the
+    CPU workers consume for renders, and to no other queue."""
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    queues = ("export", "default", "process", "retry")
+    waiting = {queue: set(broker.lrange(queue, 0, -1)) for queue in queues}
+    project = translated_book(user)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "Docx"}, format="json")
+        assert response.status_code == 202
+        export_id = str(ExportFile.objects.get().pk)
+        sent = {queue: set(broker.lrange(queue, 0, -1)) - waiting[queue] for queue in queues}
+        (message,) = [json.loads(raw) for raw in sent["export"]]
+        assert message["headers"]["task"] == "exports.tasks.export_render"
+        assert export_id in message["headers"]["argsrepr"]
+        assert message["properties"]["delivery_info"]["routing_key"] == "export"
+        assert not any(sent[queue] for queue in queues if queue != "export")
+    finally:
+        for queue in queues:
+            for raw in set(broker.lrange(queue, 0, -1)) - waiting[queue]:
+                broker.lrem(queue, 1, raw)
+        broker.close()

@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -511,6 +512,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "jobs-stale-requeue": {"task": "projects.tasks.jobs_stale_requeue", "schedule": 30.0},
     "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
     "crypto-pending-reconcile": {"task": "wallet.tasks.crypto_pending_reconcile", "schedule": 300.0},
+    # Books paused by the monthly spending ceiling continue when a new month (UTC) begins.
+    "spending-month-begin": {
+        "task": "wallet.tasks.spending_month_begin",
+        "schedule": crontab(minute=1, hour=0, day_of_month=1),
+    },
     "webhook-deliveries-sweep": {"task": "webhooks.tasks.deliveries_sweep", "schedule": float(WEBHOOK_SWEEP_SECONDS)},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

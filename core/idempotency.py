@@ -8,9 +8,11 @@
   `request_in_progress`.
 - Without the header: the same owner, route and body within DOUBLE_SUBMIT_WINDOW_SECONDS
   is a double-submit and gets the first response back.
-- Nothing is kept when the request is refused before work starts (400, 401, 403, 404, 413,
-  415, 429) or fails on our side (5xx): the client may simply retry. A success (2xx) and a
-  refusal found while doing the work (402, 409) are kept.
+- Nothing is kept when the request is refused before work starts (400, 401, 402, 403, 404,
+  413, 415, 429) or fails on our side (5xx): the client may simply retry, and gets a fresh
+  answer. A 402 is such a refusal: nothing was held or charged, and a client that tops up
+  and retries with the same key (or the same body) must get its job, not the old 402. A
+  success (2xx) and a conflict found while doing the work (409) are kept.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from core.models import IdempotencyRecord
 HEADER = "Idempotency-Key"
 REPLAY_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
-KEPT_STATUSES = frozenset({402, 409})
+KEPT_STATUSES = frozenset({409})  # besides every 2xx
 
 problems.register(
     "idempotency_key_reused",

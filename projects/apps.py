@@ -11,9 +11,10 @@ class ProjectsConfig(AppConfig):
 
         from projects import problems  # noqa: F401  (registers the app's problem codes)
         from projects.receivers import resume_on_credit
-        from wallet.signals import credit_landed
+        from wallet.signals import credit_landed, spending_room_grew
 
         credit_landed.connect(resume_on_credit, dispatch_uid="projects.resume_on_credit")
+        spending_room_grew.connect(resume_on_credit, dispatch_uid="projects.resume_on_spending_room")
 
         # Pillow warns past this many pixels (and we refuse on its warning); one limit for all.
         Image.MAX_IMAGE_PIXELS = settings.IMAGE_MAX_PIXELS

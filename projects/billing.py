@@ -50,6 +50,14 @@ def project_batch_quote(*, project: Project, page_count: int | None = None) -> B
     )
 
 
+def project_next_work_quote(*, project: Project) -> BatchQuote:
+    """The quote of what the ladder runs next: the next rung's pages, else the retry of the
+    failed pages with attempts left. What a book paused for credit waits to afford, and what
+    its status view explains."""
+    page_count = next_batch_pages(project=project).count() or retryable_pages(project=project).count()
+    return project_batch_quote(project=project, page_count=page_count)
+
+
 def project_batch_gate(*, project: Project) -> BatchQuote:
     """The affordability gate for the project's next batch (process, process-next-batch):
     its quote when it may start, else 402 insufficient_credit with the shortfall, 402

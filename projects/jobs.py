@@ -24,12 +24,13 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import Conflict, ServiceError
-from projects.billing import next_batch_pages, project_batch_quote, retryable_pages
+from projects.billing import next_batch_pages, project_batch_quote, project_next_work_quote, retryable_pages
 from projects.events import job_finished_publish, status_changed_publish
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, QueueTicket
+from wallet.alerts import auto_top_up_for_paused_book
 from wallet.models import CauseType
-from wallet.pricing import BatchQuote, batch_gate
-from wallet.services import hold_place, hold_release
+from wallet.pricing import BatchQuote, SpendingCeilingReached, batch_gate
+from wallet.services import InsufficientCredit, hold_place, hold_release, wallet_lock
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +120,17 @@ def process_start(
     """POST process / retry: the job in flight if there is one; otherwise gate the next
     batch (402 when unaffordable), place its hold and queue it, all in one transaction.
     Inline (process-next-batch) the job comes back claimed by the caller, and a job already
-    in flight is a 409 instead."""
+    in flight is a 409 instead. A 402 changes nothing of the batch (no job, no hold, no
+    entry) but pauses the book for credit afterwards (project_pause_for_credit), so credit
+    that lands, or a raised ceiling, resumes it as it does a ladder pause."""
+    try:
+        return _process_start(owner=owner, project_id=project_id, kind=kind, inline=inline)
+    except (InsufficientCredit, SpendingCeilingReached):
+        project_pause_for_credit(owner=owner, project_id=project_id)
+        raise
+
+
+def _process_start(*, owner: User, project_id: uuid.UUID | str, kind: str, inline: bool) -> Job:
     from projects.selectors import project_get_for_owner
 
     with transaction.atomic():
@@ -156,9 +167,11 @@ def ladder_advance(*, project: Project) -> Job | None:
         failed = project.pages.filter(included=True, status=PageStatus.FAILED).exists()
         project_status_set(project, ProjectStatus.COMPLETED_WITH_ERRORS if failed else ProjectStatus.COMPLETE)
         return None
+    assert project.owner is not None
+    wallet_lock(user=project.owner)  # credit landing now is seen here, or resumes the pause
     quote = project_batch_quote(project=project, page_count=len(pages))
     if not quote.can_start:
-        project_status_set(project, ProjectStatus.PAUSED_NEEDS_CREDIT)
+        _credit_pause(project, quote=quote)
         return None
     try:
         _engine_check(project, pages)
@@ -170,9 +183,38 @@ def ladder_advance(*, project: Project) -> Job | None:
     return _job_enqueue(project=project, kind=kind, quote=quote, pages=pages)
 
 
+def _credit_pause(project: Project, *, quote: BatchQuote) -> None:
+    """PausedNeedsCredit (the caller holds the project and wallet locks). Short of credit
+    (not stopped by the spending ceiling), the owner's auto top-up starts on commit when it
+    can, instead of waiting for the next debit."""
+    project_status_set(project, ProjectStatus.PAUSED_NEEDS_CREDIT)
+    owner_id, needed = project.owner_id, quote.spendable + quote.shortfall
+    if quote.blocked_by == "credit" and owner_id is not None:
+        transaction.on_commit(lambda: auto_top_up_for_paused_book(user_id=owner_id, needed=needed))
+
+
+def project_pause_for_credit(*, owner: User, project_id: uuid.UUID | str) -> bool:
+    """After a start refused with 402 (in its own transaction, once the refusal rolled
+    back): the book pauses for credit exactly as the ladder pauses it, unless a batch is in
+    flight, the book cannot be started, or its next work is affordable now (credit landed
+    in between: the project, then the wallet, are locked first). Returns whether it paused."""
+    from projects.selectors import project_get_for_owner
+
+    with transaction.atomic():
+        project = project_get_for_owner(owner=owner, project_id=project_id, for_update=True)
+        if project.status not in STARTABLE or job_in_flight(project=project) is not None:
+            return False
+        wallet_lock(user=owner)
+        quote = project_next_work_quote(project=project)
+        if quote.blocked_by not in ("credit", "spending_ceiling"):
+            return False
+        _credit_pause(project, quote=quote)
+        return True
+
+
 def projects_resume_for_credit(*, user_id: uuid.UUID) -> list[Job]:
-    """Credit landed: every book of the owner paused for credit continues where it paused
-    (when the wallet now covers its next batch)."""
+    """Credit landed, or the spending ceiling gave room: every book of the owner paused for
+    credit continues where it paused (when the wallet now covers its next batch)."""
     queued = []
     for project_id in Project.objects.filter(owner_id=user_id, status=ProjectStatus.PAUSED_NEEDS_CREDIT).values_list(
         "pk", flat=True

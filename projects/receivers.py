@@ -12,9 +12,10 @@ logger = logging.getLogger(__name__)
 
 
 def resume_on_credit(sender: Any, *, user_id: uuid.UUID, **kwargs: Any) -> None:
-    """Credit landed (after its commit): books paused for credit continue. A failure here
-    must not undo or fail the credit that is already committed: it is logged, and the next
-    credit, or the owner's process call, resumes the book."""
+    """Credit landed, or the spending ceiling gave room (after the commit): books paused
+    for credit continue. A failure here must not undo or fail the credit that is already
+    committed: it is logged, and the next credit, or the owner's process call, resumes the
+    book."""
     try:
         projects_resume_for_credit(user_id=user_id)
     except Exception:

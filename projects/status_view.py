@@ -14,11 +14,11 @@ from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from projects.billing import retryable_pages
+from projects.billing import project_next_work_quote, retryable_pages
 from projects.jobs import job_in_flight
 from projects.models import JobStatus, PageStatus, Project, ProjectStatus
 from translation.engines import model_status
-from wallet.models import WalletSettings
+from wallet.selectors import auto_top_up_coming
 
 PHASE = {
     ProjectStatus.CREATED: "intake",
@@ -59,9 +59,38 @@ class StatusView:
     timestamp: datetime
 
 
-def _auto_top_up_on(project: Project) -> bool:
-    prefs = WalletSettings.objects.filter(wallet__user=project.owner).first()
-    return prefs is not None and prefs.auto_top_up_enabled
+def _paused_for_credit(project: Project, done: str) -> tuple[str | None, str | None, str | None, str, str]:
+    """(waitingOn, blockedOn, nextAction, title, detail) of a book paused for credit. Stopped
+    by the monthly spending ceiling, more credit does not help: blocked on credit (the enum
+    is closed) with no next action, the detail naming the ceiling. Otherwise it waits only
+    when an auto top-up is pending or can start now; else the owner must add credit."""
+    quote = project_next_work_quote(project=project)
+    if quote.blocked_by == "spending_ceiling":
+        return (
+            None,
+            "credit",
+            None,
+            "Paused: monthly spending ceiling reached",
+            f"{quote.explanation} The book resumes by itself when the month ends or you raise or remove the "
+            f"ceiling. {done}.",
+        )
+    assert project.owner is not None
+    if auto_top_up_coming(user=project.owner):
+        return (
+            "credit",
+            None,
+            None,
+            "Waiting for an automatic top-up",
+            f"The next batch needs more credit; an automatic top-up is on its way and the book resumes when it "
+            f"lands. {done}.",
+        )
+    return (
+        None,
+        "credit",
+        "add_credit",
+        "Paused: add credit",
+        f"The next batch costs more than your spendable credit; top up and it resumes by itself. {done}.",
+    )
 
 
 def status_view_for(*, project: Project) -> StatusView:
@@ -104,12 +133,7 @@ def status_view_for(*, project: Project) -> StatusView:
         title = "Waiting for the translation engine"
         detail = f"The engine is {gpu}; the book resumes by itself. {done}."
     elif state == ProjectStatus.PAUSED_NEEDS_CREDIT:
-        if _auto_top_up_on(project):
-            waiting_on, title = "credit", "Waiting for an automatic top-up"
-            detail = f"The next batch needs more credit; auto top-up is on and the book resumes when it lands. {done}."
-        else:
-            blocked_on, next_action, title = "credit", "add_credit", "Paused: add credit"
-            detail = f"The next batch costs more than your spendable credit; top up and it resumes by itself. {done}."
+        waiting_on, blocked_on, next_action, title, detail = _paused_for_credit(project, done)
     elif state in (ProjectStatus.COMPLETE, ProjectStatus.COMPLETED_WITH_ERRORS):
         next_action = "download"
         title = "Complete" if state == ProjectStatus.COMPLETE else "Complete, with pages that failed"

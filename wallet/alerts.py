@@ -11,12 +11,17 @@ when a rule applies, queues the work on a worker:
   saved card off-session. A failure is recorded as a failed top-up and the owner is
   emailed; after a failure no new attempt is made for AUTO_TOP_UP_RETRY_AFTER, so a
   declined card is not retried on every batch.
+
+A book that pauses for credit does not wait for the next debit: processing calls
+`auto_top_up_for_paused_book` on commit, which starts the auto top-up at once when it can.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -26,12 +31,10 @@ from django.utils import timezone
 from core.errors import ServiceError
 from wallet.events import low_balance_publish
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
-from wallet.selectors import auto_top_ups_this_month
+from wallet.selectors import auto_top_up_blocker, wallet_settings_of
 from wallet.topups import reference_new
 
 logger = logging.getLogger(__name__)
-
-AUTO_TOP_UP_RETRY_AFTER = timedelta(hours=24)
 
 
 def balance_watch_on_commit(*, wallet_id: int) -> None:
@@ -97,9 +100,28 @@ def low_balance_alert_send(*, wallet_id: int) -> bool:
         return True
 
 
-def auto_top_up_start(*, wallet_id: int) -> TopUp | None:
-    """Charges the primary saved card for the auto top-up amount when spendable credit is
-    at or below the threshold, and returns the top-up (None when no rule applies)."""
+def auto_top_up_for_paused_book(*, user_id: uuid.UUID, needed: Decimal) -> None:
+    """A book of the owner paused for credit (called on commit): when an auto top-up can
+    start and spendable credit is below `needed` (what the paused batch needs), it is queued
+    now rather than after the next debit. A cheap read; the task checks again under the
+    wallet lock."""
+    from wallet import tasks
+
+    wallet = Wallet.objects.select_related("user").filter(user_id=user_id).first()
+    if wallet is None or wallet.unlimited or wallet.spendable >= needed:
+        return
+    if auto_top_up_blocker(user=wallet.user, prefs=wallet_settings_of(wallet=wallet)) is not None:
+        return
+    tasks.auto_top_up_start.delay(wallet.pk, str(needed))
+
+
+def auto_top_up_start(*, wallet_id: int, short_of: Decimal | None = None) -> TopUp | None:
+    """Charges the primary saved card for the auto top-up amount and returns the top-up
+    (None when no rule applies). It applies when spendable credit is at or below the
+    threshold or, for a book paused for credit (`short_of`: what its batch needs), below
+    that figure; and when auto_top_up_blocker finds nothing in the way. Under the wallet
+    row lock, with one pending auto top-up per owner (a partial unique index), so two
+    triggers at once charge once."""
     from wallet import stripe_gateway
 
     with transaction.atomic():
@@ -108,21 +130,16 @@ def auto_top_up_start(*, wallet_id: int) -> TopUp | None:
         if wallet.unlimited or prefs is None:
             return None
         threshold, amount = prefs.auto_top_up_threshold, prefs.auto_top_up_amount
-        if threshold is None or amount is None or wallet.spendable > threshold:
+        if threshold is None or amount is None:
+            return None
+        if (wallet.spendable > threshold) if short_of is None else (wallet.spendable >= short_of):
             return None
         user = wallet.user
-        auto = TopUp.objects.filter(user=user, origin=TopUpOrigin.AUTO)
-        if auto.filter(status=TopUpStatus.PENDING).exists():
+        blocker = auto_top_up_blocker(user=user, prefs=prefs)
+        if blocker is not None:
+            logger.info("auto top-up for wallet %s not started: %s", wallet_id, blocker)
             return None
-        if auto.filter(status=TopUpStatus.FAILED, created_at__gte=timezone.now() - AUTO_TOP_UP_RETRY_AFTER).exists():
-            return None
-        cap = prefs.auto_top_up_monthly_cap
-        if cap is not None and auto_top_ups_this_month(user=user) + amount > cap:
-            logger.info("auto top-up for wallet %s skipped: the monthly cap is reached", wallet_id)
-            return None
-        card = SavedCard.objects.filter(user=user, is_primary=True).first()
-        if card is None:
-            return None
+        card = SavedCard.objects.get(user=user, is_primary=True)
         top_up = TopUp.objects.create(
             reference=reference_new(),
             user=user,

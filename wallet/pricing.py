@@ -27,6 +27,14 @@ from wallet.selectors import spent_this_month, wallet_settings_of
 from wallet.services import QUANTUM, InsufficientCredit
 
 
+class SpendingCeilingReached(ServiceError):
+    """The batch would take this month's spending past the owner's ceiling (402
+    spending_ceiling_reached): more credit does not help, a higher ceiling or the next
+    month does."""
+
+    code = "spending_ceiling_reached"
+
+
 @dataclass(frozen=True)
 class PriceTier:
     """Books whose measured cost per page is at most `up_to` (None: any) pay these rates
@@ -197,9 +205,8 @@ def batch_gate(quote: BatchQuote) -> BatchQuote:
     if quote.blocked_by == "credit":
         raise InsufficientCredit(shortfall=quote.shortfall)
     if quote.blocked_by == "spending_ceiling":
-        raise ServiceError(
+        raise SpendingCeilingReached(
             quote.explanation,
-            code="spending_ceiling_reached",
             ceiling_usd=float(quote.ceiling or ZERO),
             spent_this_month_usd=float(quote.spent_this_month),
             estimated_usd=float(quote.estimated),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from django.db.models import QuerySet
@@ -11,7 +11,22 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.money import exact_sum
-from wallet.models import ZERO, EntryKind, LedgerEntry, TopUp, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
+from wallet.models import (
+    ZERO,
+    CauseType,
+    EntryKind,
+    LedgerEntry,
+    SavedCard,
+    TopUp,
+    TopUpOrigin,
+    TopUpStatus,
+    Wallet,
+    WalletSettings,
+)
+
+# After a failed auto top-up no new one is tried for this long (a declined card is not
+# retried on every batch).
+AUTO_TOP_UP_RETRY_AFTER = timedelta(hours=24)
 
 
 @dataclass(frozen=True)
@@ -54,9 +69,12 @@ def month_start(now: datetime | None = None) -> datetime:
 
 
 def spent_this_month(*, wallet: Wallet) -> Decimal:
-    """Batch charges since the start of the month (a positive figure)."""
-    charges = LedgerEntry.objects.filter(wallet=wallet, kind=EntryKind.BATCH_CHARGE, created_at__gte=month_start())
-    return -exact_sum(charges, "amount")
+    """Batch charges since the start of the month, less the refunds of batch charges made
+    this month (a positive figure, never below 0): what the spending ceiling counts."""
+    this_month = LedgerEntry.objects.filter(wallet=wallet, created_at__gte=month_start())
+    charged = -exact_sum(this_month.filter(kind=EntryKind.BATCH_CHARGE), "amount")
+    refunded = exact_sum(this_month.filter(kind=EntryKind.REFUND, cause_type=CauseType.JOB), "amount")
+    return max(charged - refunded, ZERO)
 
 
 def auto_top_ups_this_month(*, user: User) -> Decimal:
@@ -68,6 +86,37 @@ def auto_top_ups_this_month(*, user: User) -> Decimal:
         created_at__gte=month_start(),
     )
     return exact_sum(auto, "amount")
+
+
+def auto_top_up_blocker(*, user: User, prefs: WalletSettings) -> str | None:
+    """Why an auto top-up cannot start now, whatever the balance: "off" (not enabled),
+    "pending" (one is in flight), "failed_recently" (one failed within
+    AUTO_TOP_UP_RETRY_AFTER), "monthly_cap" (its amount would pass the cap this month) or
+    "no_card" (no primary saved card); None when it can."""
+    amount = prefs.auto_top_up_amount
+    if not prefs.auto_top_up_enabled or amount is None:
+        return "off"
+    auto = TopUp.objects.filter(user=user, origin=TopUpOrigin.AUTO)
+    if auto.filter(status=TopUpStatus.PENDING).exists():
+        return "pending"
+    if auto.filter(status=TopUpStatus.FAILED, created_at__gte=timezone.now() - AUTO_TOP_UP_RETRY_AFTER).exists():
+        return "failed_recently"
+    cap = prefs.auto_top_up_monthly_cap
+    if cap is not None and auto_top_ups_this_month(user=user) + amount > cap:
+        return "monthly_cap"
+    if not SavedCard.objects.filter(user=user, is_primary=True).exists():
+        return "no_card"
+    return None
+
+
+def auto_top_up_coming(*, user: User) -> bool:
+    """Whether credit from an auto top-up is on its way (one is pending) or can start now
+    (auto_top_up_blocker finds nothing in its way); what lets a book paused for credit say
+    it waits rather than that the owner must act."""
+    wallet = Wallet.objects.filter(user=user).first()
+    if wallet is None or wallet.unlimited:
+        return False
+    return auto_top_up_blocker(user=user, prefs=wallet_settings_of(wallet=wallet)) in (None, "pending")
 
 
 def wallet_settings_of(*, wallet: Wallet) -> WalletSettings:

@@ -15,7 +15,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
 from wallet.models import CREDIT_KINDS, ZERO, CauseType, EntryKind, Hold, HoldState, LedgerEntry, Wallet
-from wallet.signals import credit_landed
+from wallet.signals import credit_landed, spending_room_grew
 
 QUANTUM = Decimal("0.000001")
 
@@ -55,6 +55,15 @@ def _wallet_lock(*, user: User) -> Wallet:
     """The wallet row locked for this transaction (created first if missing)."""
     Wallet.objects.get_or_create(user=user)
     return Wallet.objects.select_for_update().get(user=user)
+
+
+def wallet_lock(*, user: User) -> Wallet:
+    """The owner's wallet row, locked until the caller's transaction ends (created first if
+    missing). Callers in other apps take it after their own rows (a project, then its
+    owner's wallet), the order the wallet's services keep too, so no two ever deadlock."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("wallet_lock needs an open transaction")
+    return _wallet_lock(user=user)
 
 
 def _balance_watch_on_commit(*, wallet: Wallet) -> None:
@@ -215,13 +224,17 @@ def wallet_unlimited_set(*, user: User, unlimited: bool, operator: User | None) 
     the value it already has changes nothing. Open holds keep the terms they were placed
     under: a hold placed before a grant is still settled (charged at most its amount), and
     a zero hold placed while unlimited still charges nothing after a revoke. Only holds
-    placed afterwards follow the new setting. Balance and reserved are never touched, so
+    placed afterwards follow the new setting. A grant sends `spending_room_grew` on commit
+    (books paused for credit continue). Balance and reserved are never touched, so
     no ledger entry is written; the caller records the operator (the admin's history)."""
     with transaction.atomic():
         wallet = _wallet_lock(user=user)
         if wallet.unlimited != unlimited:
             wallet.unlimited = unlimited
             wallet.save(update_fields=["unlimited"])
+            if unlimited:
+                user_id = user.pk
+                transaction.on_commit(lambda: spending_room_grew.send(sender=Wallet, user_id=user_id))
         return wallet
 
 

@@ -3,9 +3,11 @@ check their rule again under a lock, so a duplicate message does nothing."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from celery import shared_task
 
-from wallet import alerts, btcpay
+from wallet import alerts, btcpay, preferences
 
 
 @shared_task(
@@ -21,11 +23,19 @@ def low_balance_alert_send(wallet_id: int) -> bool:
 
 
 @shared_task(name="wallet.tasks.auto_top_up_start")
-def auto_top_up_start(wallet_id: int) -> str | None:
+def auto_top_up_start(wallet_id: int, short_of: str | None = None) -> str | None:
     """Charge the primary saved card when spendable credit fell to the auto top-up
-    threshold; returns the top-up's reference, if one was made."""
-    top_up = alerts.auto_top_up_start(wallet_id=wallet_id)
+    threshold, or (`short_of`, a decimal string) is below what a paused book's batch needs;
+    returns the top-up's reference, if one was made."""
+    top_up = alerts.auto_top_up_start(wallet_id=wallet_id, short_of=None if short_of is None else Decimal(short_of))
     return top_up.reference if top_up else None
+
+
+@shared_task(name="wallet.tasks.spending_month_begin")
+def spending_month_begin() -> int:
+    """At the start of a calendar month (UTC): books paused by the spending ceiling may
+    continue; returns how many owners were told."""
+    return preferences.spending_month_begin()
 
 
 @shared_task(name="wallet.tasks.crypto_pending_reconcile")

@@ -151,7 +151,9 @@ def test_a_book_paused_for_credit_with_auto_top_up_on_is_waiting_not_blocked(use
     credit(user, "0.01")
     auth_client.post(f"/v1/projects/{project.pk}/process")
     run_worker()
-    card = SavedCard.objects.create(user=user, stripe_payment_method_id="pm_x", brand="visa", last4="4242")
+    card = SavedCard.objects.create(
+        user=user, stripe_payment_method_id="pm_x", brand="visa", last4="4242", is_primary=True
+    )
     WalletSettings.objects.update_or_create(
         wallet=Wallet.objects.get(user=user), defaults={"auto_top_up_threshold": 1, "auto_top_up_amount": 10}
     )

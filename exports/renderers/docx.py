@@ -15,16 +15,22 @@ a two-column table, because Word lays out a long table cell badly across pages, 
 headings stay in the Navigation Pane, each paragraph keeps its own direction, and a
 reader can hide or restyle every source paragraph at once through its style.
 
-Memory: python-docx keeps the whole document as one lxml tree until `save`; it has no
-way to write as it goes. The pages stream in (no page is kept) and only the tree grows:
-about 20 MB for 1,000 short pages (~6 paragraphs each), about 100 MB for 1,000 pages of
-~2,000 characters (~33 paragraphs each), almost all of it libxml2's (not seen by
-tracemalloc).
+Memory: python-docx keeps the whole document as one lxml tree until `save`, which grew
+with the book (about 23 MiB of RSS for 1,000 pages of ~1,800 characters, almost all of it
+libxml2's). So the body is written as it goes instead: python-docx still makes the
+package (styles, numbering, settings, properties) with an empty body, each paragraph is
+built as a detached element, serialized to a spool file as soon as the next one starts,
+and dropped; at the end the package is written zip entry by entry in python-docx's order,
+`word/document.xml` copied from the spool between the body's opening and its final
+section properties. Only the current paragraph exists as a tree at any time.
 """
 
 from __future__ import annotations
 
+import tempfile
+import zipfile
 from datetime import UTC, datetime
+from io import BytesIO
 from typing import BinaryIO, cast
 
 from docx import Document
@@ -35,6 +41,8 @@ from docx.oxml.ns import qn
 from docx.shared import Pt, RGBColor
 from docx.styles.style import ParagraphStyle
 from docx.text.paragraph import Paragraph
+from lxml import etree
+from lxml.etree import _Element
 
 from exports.blocks import Block, Run, blocks_of
 from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
@@ -127,7 +135,22 @@ class _DocxWriter:
         self._break_pending = False
         self._pages_written = 0
         self._body = document._body
-        self._body_end = document.element.body.get_or_add_sectPr()
+        self._pending: _Element | None = None  # the paragraph built last, not yet written
+        self._out: BinaryIO | None = None
+        self._declared = {prefix: uri for prefix, uri in document.element.nsmap.items() if prefix}
+
+    def write_to(self, out: BinaryIO) -> None:
+        """Where the body's paragraphs go, serialized one by one."""
+        self._out = out
+
+    def flush(self) -> None:
+        """Serialize the last paragraph built (it may still be changed until the next one
+        starts: list numbering, alignment) and let it go."""
+        if self._pending is None:
+            return
+        assert self._out is not None
+        self._out.write(element_xml(self._pending, self._declared))
+        self._pending = None
 
     def _style(self, name: str) -> ParagraphStyle:
         if name not in self._styles:
@@ -135,9 +158,9 @@ class _DocxWriter:
         return self._styles[name]
 
     def _paragraph(self, style: str, script: Script, runs: tuple[Run, ...] = ()) -> Paragraph:
-        # Built as elements and placed before the body's final sectPr: Document.add_paragraph
-        # looks up the default style and scans the body on every call, which made a long
-        # book quadratic.
+        # Built as detached elements and written out as the next starts (see the module's
+        # "Memory"): Document.add_paragraph would keep every paragraph in the tree.
+        self.flush()
         element = paragraph_element(
             style_id=None if style == "Normal" else self._style(style).style_id,
             page_break_before=self._break_pending,
@@ -147,7 +170,7 @@ class _DocxWriter:
         for run in runs:
             font = CODE_FONT if run.code else None
             element.append(run_element(xml_safe(run.text), script, bold=run.bold, italic=run.italic, font=font))
-        self._body_end.addprevious(element)
+        self._pending = element
         return Paragraph(element, self._body)
 
     def _list_item(self, block: Block) -> None:
@@ -242,7 +265,45 @@ class DocxRenderer:
         document = Document()
         _document_set_up(document, book)
         writer = _DocxWriter(document, book, options)
-        writer.title()
-        for page in book.pages():
-            writer.page(page)
-        document.save(out)
+        with tempfile.TemporaryFile() as body:
+            writer.write_to(body)
+            writer.title()
+            for page in book.pages():
+                writer.page(page)
+            writer.flush()
+            body.seek(0)
+            _package_write(document, body, out)
+
+
+def element_xml(element: _Element, declared: dict[str, str]) -> bytes:
+    """The element as UTF-8 XML without the namespace declarations its start tag repeats
+    from the document element (`declared`: prefix -> uri)."""
+    data = etree.tostring(element, encoding="utf-8", xml_declaration=False)
+    end = data.index(b">")
+    start = data[:end]
+    for prefix, uri in declared.items():
+        start = start.replace(f' xmlns:{prefix}="{uri}"'.encode(), b"")
+    return start + data[end:]
+
+
+def _package_write(document: DocumentObject, body: BinaryIO, out: BinaryIO) -> None:
+    """The package python-docx makes of `document` (whose body holds only its section
+    properties), with the body's paragraphs copied from `body` into word/document.xml."""
+    skeleton = BytesIO()
+    document.save(skeleton)
+    main_part = document.part.partname.membername  # "word/document.xml"
+    xml = document.part.blob
+    opening = xml.index(b"<w:sectPr")
+    with (
+        zipfile.ZipFile(skeleton) as source,
+        zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as target,
+    ):
+        for info in source.infolist():
+            if info.filename != main_part:
+                target.writestr(info.filename, source.read(info), compress_type=zipfile.ZIP_DEFLATED)
+                continue
+            with target.open(main_part, "w", force_zip64=True) as entry:
+                entry.write(xml[:opening])
+                while block := body.read(1 << 20):
+                    entry.write(block)
+                entry.write(xml[opening:])

@@ -12,24 +12,28 @@ by side, one table per page, each column in its own fonts and direction.
 
 Memory: the story is generated page by page as platypus consumes it (`_BookTemplate`
 tops up the flowable list from a generator), so only a few pages' flowables exist at a
-time, and each finished sheet's content is compressed at once. reportlab still keeps every
-finished sheet (a few KB) and assembles the file in memory when it writes it, so that part
-grows with the book (docs/exports-pdf-fonts.md, "Memory").
+time. Each finished sheet's content is compressed at once and moved to a spool file
+(`_SpooledStream`: read back only while the file is written), and the file is written
+object by object to the output (`_StreamingDocument`) instead of being assembled in
+memory. What reportlab still keeps per sheet is its page object and outline entry (a few
+hundred bytes); see docs/exports-pdf-fonts.md, "Memory".
 """
 
 from __future__ import annotations
 
 import re
+import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import replace
 from itertools import count
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
 from reportlab.pdfbase import pdfdoc
+from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import (
     BaseDocTemplate,
     Flowable,
@@ -85,15 +89,110 @@ class PdfRenderer:
         """Write the book as PDF to `out`. Raises FontsMissing when the fonts are not
         installed (see docs/exports-pdf-fonts.md)."""
         ensure_fonts()
-        document = _BookTemplate(out, book=book, latin_font=family("latin").face())
-        document.build_streamed(_Story(book, options).flowables())
+        with tempfile.TemporaryFile() as spool:
+            document = _BookTemplate(out, book=book, latin_font=family("latin").face(), spool=spool)
+            document.build_streamed(_Story(book, options).flowables())
+
+
+class _SpooledStream(pdfdoc.PDFStream):
+    """A finished sheet's compressed content, kept in the spool file until it is written."""
+
+    def __init__(self, spool: IO[bytes], content: bytes) -> None:
+        super().__init__()
+        self.dictionary["Filter"] = pdfdoc.PDFName("FlateDecode")  # already applied
+        self._spool = spool
+        spool.seek(0, 2)
+        self._offset = spool.tell()
+        self._length = len(content)
+        spool.write(content)
+
+    def format(self, document: Any) -> bytes:
+        self._spool.seek(self._offset)
+        self.content: bytes | None = self._spool.read(self._length)
+        try:
+            formatted: bytes = super().format(document)
+        finally:
+            self.content = None
+        return formatted
+
+
+class _OutputFile(pdfdoc.PDFFile):
+    """reportlab's output collector, writing each piece to the output as it comes (it
+    only needs the running offset) instead of keeping them all to join at the end."""
+
+    def __init__(self, out: BinaryIO, pdf_version: Any) -> None:
+        self._out = out
+        super().__init__(pdf_version)  # collects the header
+        header: list[bytes] = self.strings
+        for piece in header:
+            out.write(piece)
+        header.clear()
+        self.write = self._write_out
+
+    def _write_out(self, data: bytes) -> None:
+        self._out.write(data)
+
+    def format(self, document: Any) -> bytes:
+        return b""  # already written
+
+
+class _StreamingDocument(pdfdoc.PDFDocument):
+    """reportlab's document whose `format` writes to the output object by object (the
+    same steps as PDFDocument.format, with `_OutputFile` as the collector)."""
+
+    _out: BinaryIO
+
+    def SaveToFile(self, filename: Any, canvas: Any) -> None:  # noqa: N802 (reportlab's name)
+        self._out = filename  # always the renderer's stream here
+        super().SaveToFile(filename, canvas)
+
+    def format(self) -> bytes:
+        self.encrypt.prepare(self)
+        self.Reference(self.Catalog)
+        self.Reference(self.info)
+        counter = 0
+        ids = []
+        self.__accum__ = output = _OutputFile(self._out, self._pdfVersion)
+        while True:
+            counter += 1
+            if counter not in self.numberToId:
+                break
+            oid = self.numberToId[counter]
+            indirect = pdfdoc.PDFIndirectObject(oid, self.idToObject[oid])
+            self.idToOffset[oid] = output.add(indirect.format(self))
+            ids.append(oid)
+        del self.__accum__
+        if counter - 1 != len(self.numberToId):
+            raise ValueError(f"object counter {counter} does not match {len(self.numberToId)} objects")
+        xref = pdfdoc.PDFCrossReferenceTable()
+        xref.addsection(0, ids)
+        xref_offset = output.add(xref.format(self))
+        trailer = pdfdoc.PDFTrailer(
+            startxref=xref_offset,
+            Size=len(self.numberToId) + 1,
+            Root=self.Reference(self.Catalog),
+            Info=self.Reference(self.info),
+            Encrypt=None,
+            ID=self.ID(),
+        )
+        output.add(trailer.format(self))
+        return output.format(self)
+
+
+class _Canvas(Canvas):
+    """reportlab's canvas on a `_StreamingDocument` (only methods differ, so the document
+    the canvas made is switched to the subclass before anything is drawn)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._doc.__class__ = _StreamingDocument
 
 
 class _BookTemplate(BaseDocTemplate):
     """One frame per sheet, the page number in the footer, and the story pulled from a
     generator as platypus needs it (platypus itself wants a list it can look ahead in)."""
 
-    def __init__(self, out: BinaryIO, *, book: ExportBook, latin_font: str) -> None:
+    def __init__(self, out: BinaryIO, *, book: ExportBook, latin_font: str, spool: IO[bytes]) -> None:
         super().__init__(
             out,
             pagesize=PAGE_SIZE,
@@ -110,6 +209,7 @@ class _BookTemplate(BaseDocTemplate):
             initialFontName=latin_font,
         )
         self._footer_font = latin_font
+        self._spool = spool
         self._rtl = book.rtl
         self._stream: Iterator[Flowable] = iter(())
         self._story: list[Flowable] = []
@@ -130,7 +230,7 @@ class _BookTemplate(BaseDocTemplate):
         self._stream = stream
         self._story = []
         self._top_up(self._story)
-        self.build(self._story)
+        self.build(self._story, canvasmaker=_Canvas)
 
     def _top_up(self, flowables: list[Flowable]) -> None:
         if flowables is not self._story:  # platypus's own lists (pending page events)
@@ -148,7 +248,7 @@ class _BookTemplate(BaseDocTemplate):
 
     def handle_pageEnd(self) -> None:  # noqa: N802 (reportlab's hook)
         super().handle_pageEnd()
-        _compress_finished_page(self.canv)
+        _spool_finished_page(self.canv, self._spool)
 
     def handle_documentBegin(self) -> None:  # noqa: N802 (reportlab's hook)
         super().handle_documentBegin()
@@ -163,16 +263,14 @@ class _BookTemplate(BaseDocTemplate):
         canvas.restoreState()
 
 
-def _compress_finished_page(canvas: Any) -> None:
+def _spool_finished_page(canvas: Any, spool: IO[bytes]) -> None:
     """reportlab keeps every finished page's content stream, uncompressed, until it writes
-    the file; compressing it now keeps a 1,000-page book's pages to a fraction of that."""
+    the file; it is compressed now and kept in the spool file instead."""
     pages = canvas._doc.Pages.pages
     page = pages[-1] if pages else None
     if page is None or page.Contents or not page.stream:
         return
-    stream = pdfdoc.PDFStream(content=zlib.compress(page.stream.encode("utf-8")))
-    stream.dictionary["Filter"] = pdfdoc.PDFName("FlateDecode")  # already applied
-    page.Contents = stream
+    page.Contents = _SpooledStream(spool, zlib.compress(page.stream.encode("utf-8")))
     page.stream = None
 
 

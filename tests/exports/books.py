@@ -3,6 +3,7 @@ same shape exports.book.book_for gives the renderers."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -32,6 +33,27 @@ SAMPLES = {
         "- ψωμί\n- νερό\n\nΚάθε πρωί τα παιδιά περπατούσαν στο ποτάμι."
     ),
 }
+# Words for fuller pages of prose (`dense`): each page's paragraphs are drawn from them with
+# the page number as the seed, so pages differ and compress like a real book's text.
+VOCABULARY = (
+    "the road ran along river for a mile before it turned towards hills and children knew every stone of it "
+    "flat one where they sat to rest white that marked half way point sharp had cut more than bare foot in "
+    "summer mother called from door while father mended nets by boat old dog slept under bench near window "
+    "evening came slowly over fields village bells rang twice someone laughed far away wind carried smell of "
+    "bread smoke rain grass letters arrived each week with news city uncle wrote about trains markets bridges "
+    "lamps streets winter was long snow covered roofs until spring returned birds sang again"
+)
+
+
+def prose(seed: int, paragraphs: int = 6, words: int = 48) -> str:
+    """`paragraphs` paragraphs of `words` words each, the same for the same seed."""
+    pick = random.Random(seed)
+    vocabulary = VOCABULARY.split()
+    return "\n\n".join(
+        " ".join(pick.choice(vocabulary) for _ in range(words)).capitalize() + "." for _ in range(paragraphs)
+    )
+
+
 SOURCE = "The old house stood at the end of the long road. Every morning the children walked to the river."
 
 
@@ -43,9 +65,11 @@ def sample_book(
     untranslated: frozenset[int] = frozenset(),
     title: str | None = None,
     source_language: str = "en",
+    dense: bool = False,
 ) -> ExportBook:
     """A book of `pages` pages in `language`; `failed` pages failed every attempt and
-    `untranslated` ones are not done yet (a partial export)."""
+    `untranslated` ones are not done yet (a partial export). `dense`: each page also has
+    six paragraphs of English prose (`prose`; about 1,800 characters a page, like a real book's)."""
 
     def page_iter() -> Iterator[ExportPage]:
         for index in range(1, pages + 1):
@@ -53,7 +77,9 @@ def sample_book(
             yield ExportPage(
                 index=index,
                 translated=translated,
-                translation=SAMPLES[language].format(n=index) if translated else "",
+                translation=(SAMPLES[language].format(n=index) + (f"\n\n{prose(index)}" if dense else ""))
+                if translated
+                else "",
                 source_text=SOURCE,
                 failed=index in failed,
                 failure_reason="the engine timed out" if index in failed else "",

@@ -34,6 +34,7 @@ PROBLEM_DESCRIPTIONS = {
     404: "No such resource, or not the caller's (not_found).",
     409: "Conflict with the resource's current state.",
     413: "The request body is too large.",
+    415: "The body's Content-Type is not one this operation reads (unsupported_media_type).",
     422: "Unprocessable request.",
     429: "Rate limited; see Retry-After.",
     500: "Unexpected server error (server_error); logged on our side.",

@@ -1,5 +1,5 @@
 """OpenAPI generation: the problem+json error responses every operation can give, added
-from what the view declares (credentials, body, path parameters, rate limit), so that no
+from what the view declares (credentials, body, path parameters, pages, rate limit), so that no
 endpoint can be missing them; views add the specific ones (402, 409, ...) themselves."""
 
 from __future__ import annotations
@@ -17,15 +17,18 @@ class ProblemAutoSchema(AutoSchema):
     def _implied_error_statuses(self) -> list[int]:
         statuses = []
         if self.method in ("POST", "PUT", "PATCH"):
-            statuses.append(400)
+            statuses += [400, 415]
         if not any(permission is AllowAny for permission in getattr(self.view, "permission_classes", [])):
             statuses += [401, 403]
-        if "{" in self.path:
-            statuses.append(404)
+        if "{" in self.path or self._paginated():
+            statuses.append(404)  # no such resource; or, for a list, no such page
         if getattr(self.view, "throttle_scope", None):
             statuses.append(429)
         statuses.append(500)
         return statuses
+
+    def _paginated(self) -> bool:
+        return any(getattr(parameter, "name", None) == "page" for parameter in self.get_override_parameters())
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)

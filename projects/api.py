@@ -126,6 +126,8 @@ class PagePagination(PageNumberPagination):
 
 
 class ProjectListView(APIView):
+    pagination_class = ProjectPagination  # the schema shows the page envelope
+
     @extend_schema(
         operation_id="projects_list",
         tags=["projects"],
@@ -137,7 +139,7 @@ class ProjectListView(APIView):
     def get(self, request: Request) -> Response:
         query = validated(ProjectListQuerySerializer, request.query_params)
         projects = selectors.project_list_for_owner(owner=request_user(request), status=query.get("status"))
-        paginator = ProjectPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(projects, request, view=self)
         return paginator.get_paginated_response(ProjectSummarySerializer(page, many=True).data)
 
@@ -227,6 +229,8 @@ class BatchQuoteView(APIView):
 
 
 class PageListView(APIView):
+    pagination_class = PagePagination  # the schema shows the page envelope
+
     @extend_schema(
         operation_id="pages_list",
         tags=["pages"],
@@ -236,7 +240,7 @@ class PageListView(APIView):
     )
     def get(self, request: Request, project_id: str) -> Response:
         project = owned_project(request, project_id)
-        paginator = PagePagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.page_list(project=project), request, view=self)
         return paginator.get_paginated_response(PageSerializer(page, many=True).data)
 

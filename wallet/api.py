@@ -48,6 +48,8 @@ class LedgerPagination(PageNumberPagination):
 
 
 class LedgerView(APIView):
+    pagination_class = LedgerPagination  # the schema shows the page envelope
+
     @extend_schema(
         operation_id="wallet_ledger",
         tags=["wallet"],
@@ -59,7 +61,7 @@ class LedgerView(APIView):
     )
     def get(self, request: Request) -> Response:
         entries = selectors.ledger_for_owner(owner=request_user(request))
-        paginator = LedgerPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(entries, request, view=self)
         return paginator.get_paginated_response(LedgerEntrySerializer(page, many=True).data)
 

@@ -1,8 +1,10 @@
 """Operators' admin for the wallet.
 
 Money is never edited here: balance and reserved are read-only everywhere, and every
-change of money goes through a service that writes the ledger (add credit: an
-`adjustment` entry naming the operator). Wallets get grant/revoke unlimited; the ledger,
+change of money goes through a service that writes the ledger, naming the operator: add
+credit and debit (a positive or negative `adjustment`; a debit never below 0 spendable),
+refund a batch charge (a `refund` under the job, at most its charge, once). Wallets get
+grant/revoke unlimited; the ledger,
 holds, top-ups and saved cards are read-only; redeem batches are issued through a form
 whose answer is the CSV of the new codes (the one moment their plaintext exists) and can
 have their unredeemed codes voided.
@@ -28,9 +30,9 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from core.errors import ServiceError, ValidationFailed
-from wallet.models import Hold, LedgerEntry, RedeemBatch, RedeemCode, SavedCard, TopUp, Wallet
+from wallet.models import CauseType, EntryKind, Hold, LedgerEntry, RedeemBatch, RedeemCode, SavedCard, TopUp, Wallet
 from wallet.redeem import MAX_CODES_PER_BATCH, batch_void, code_hash, code_normalize, codes_csv, codes_issue
-from wallet.services import wallet_operator_credit, wallet_unlimited_set
+from wallet.services import batch_charge_refund, wallet_operator_credit, wallet_operator_debit, wallet_unlimited_set
 
 LEDGER_INLINE_ENTRIES = 50
 MONEY_PERMISSION = "wallet.change_wallet"
@@ -108,6 +110,46 @@ class AddCreditForm(forms.Form):
     credit_id = forms.UUIDField(widget=forms.HiddenInput)
 
 
+class DebitForm(forms.Form):
+    amount = forms.DecimalField(
+        max_digits=18,
+        decimal_places=6,
+        min_value=Decimal("0.000001"),
+        help_text="USD taken from the balance; at most the spendable credit.",
+    )
+    reason = forms.CharField(max_length=200, help_text="Shown in the ledger entry's memo, with your email.")
+    debit_id = forms.UUIDField(widget=forms.HiddenInput)
+
+
+REFUNDABLE_CHARGES_SHOWN = 200
+
+
+class RefundForm(forms.Form):
+    job_id = forms.ChoiceField(label="Batch charge", help_text="The wallet's batch charges not refunded yet.")
+    amount = forms.DecimalField(
+        max_digits=18,
+        decimal_places=6,
+        min_value=Decimal("0.000001"),
+        help_text="USD given back; at most what the batch was charged.",
+    )
+    reason = forms.CharField(max_length=200, help_text="Shown in the ledger entry's memo, with your email.")
+
+    def __init__(self, *args: Any, wallet: Wallet, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        refunded = LedgerEntry.objects.filter(wallet=wallet, kind=EntryKind.REFUND, cause_type=CauseType.JOB)
+        charges = (
+            LedgerEntry.objects.filter(wallet=wallet, kind=EntryKind.BATCH_CHARGE, cause_type=CauseType.JOB)
+            .exclude(cause_id__in=refunded.values("cause_id"))
+            .order_by("-created_at", "-id")[:REFUNDABLE_CHARGES_SHOWN]
+        )
+        job_field = self.fields["job_id"]
+        assert isinstance(job_field, forms.ChoiceField)
+        job_field.choices = [
+            (entry.cause_id, f"job {entry.cause_id}: {-entry.amount} USD on {entry.created_at:%Y-%m-%d %H:%M} UTC")
+            for entry in charges
+        ]
+
+
 @admin.register(Wallet)
 class WalletAdmin(admin.ModelAdmin):
     """Read-only money; the actions and the add-credit form need the change-wallet
@@ -180,14 +222,20 @@ class WalletAdmin(admin.ModelAdmin):
                 "<path:object_id>/add-credit/",
                 self.admin_site.admin_view(self.add_credit_view),
                 name="wallet_wallet_add_credit",
-            )
+            ),
+            path("<path:object_id>/debit/", self.admin_site.admin_view(self.debit_view), name="wallet_wallet_debit"),
+            path(
+                "<path:object_id>/refund/",
+                self.admin_site.admin_view(self.refund_view),
+                name="wallet_wallet_refund",
+            ),
         ]
         return custom + super().get_urls()
 
     def change_view(
         self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-        extra_context = {**(extra_context or {}), "can_add_credit": self.has_money_permission(request)}
+        extra_context = {**(extra_context or {}), "can_move_money": self.has_money_permission(request)}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def add_credit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -216,14 +264,84 @@ class WalletAdmin(admin.ModelAdmin):
                     return HttpResponseRedirect(reverse("admin:wallet_wallet_change", args=[wallet.pk]))
         else:
             form = AddCreditForm(initial={"credit_id": uuid.uuid4()})
+        return self._money_form_render(
+            request, wallet, form, title=f"Add credit to the wallet of {wallet.user.email}", action="Add credit"
+        )
+
+    def debit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """A form (amount, reason) that debits the wallet as an operator's negative
+        adjustment, never below 0 spendable."""
+        if not self.has_money_permission(request):
+            raise PermissionDenied
+        wallet = get_object_or_404(Wallet.objects.select_related("user"), pk=object_id)
+        if request.method == "POST":
+            form = DebitForm(request.POST)
+            if form.is_valid():
+                try:
+                    entry = wallet_operator_debit(
+                        user=wallet.user,
+                        amount=form.cleaned_data["amount"],
+                        reason=form.cleaned_data["reason"],
+                        operator=request.user,  # type: ignore[arg-type]
+                        debit_id=str(form.cleaned_data["debit_id"]),
+                    )
+                except ServiceError as error:
+                    _service_errors_on(form, error)
+                else:
+                    self.log_change(request, wallet, f"Debited {-entry.amount} USD: {entry.memo}")
+                    self.message_user(
+                        request,
+                        f"Debited {(-entry.amount).normalize():f} USD from {wallet.user.email}.",
+                        messages.SUCCESS,
+                    )
+                    return HttpResponseRedirect(reverse("admin:wallet_wallet_change", args=[wallet.pk]))
+        else:
+            form = DebitForm(initial={"debit_id": uuid.uuid4()})
+        return self._money_form_render(
+            request, wallet, form, title=f"Debit the wallet of {wallet.user.email}", action="Debit"
+        )
+
+    def refund_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """A form (batch charge, amount, reason) that refunds a batch charge once, at most
+        what it charged."""
+        if not self.has_money_permission(request):
+            raise PermissionDenied
+        wallet = get_object_or_404(Wallet.objects.select_related("user"), pk=object_id)
+        form = RefundForm(request.POST or None, wallet=wallet)
+        if request.method == "POST" and form.is_valid():
+            try:
+                entry = batch_charge_refund(
+                    job_id=form.cleaned_data["job_id"],
+                    amount=form.cleaned_data["amount"],
+                    reason=form.cleaned_data["reason"],
+                    operator=request.user,  # type: ignore[arg-type]
+                )
+            except ServiceError as error:
+                _service_errors_on(form, error)
+            else:
+                self.log_change(request, wallet, f"Refunded {entry.amount} USD of job {entry.cause_id}: {entry.memo}")
+                self.message_user(
+                    request,
+                    f"Refunded {entry.amount.normalize():f} USD of job {entry.cause_id} to {wallet.user.email}.",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(reverse("admin:wallet_wallet_change", args=[wallet.pk]))
+        return self._money_form_render(
+            request, wallet, form, title=f"Refund a batch charge of {wallet.user.email}", action="Refund"
+        )
+
+    def _money_form_render(
+        self, request: HttpRequest, wallet: Wallet, form: forms.Form, *, title: str, action: str
+    ) -> HttpResponse:
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
-            "title": f"Add credit to the wallet of {wallet.user.email}",
+            "title": title,
+            "action": action,
             "wallet": wallet,
             "form": form,
         }
-        return TemplateResponse(request, "admin/wallet/wallet/add_credit.html", context)
+        return TemplateResponse(request, "admin/wallet/wallet/money_form.html", context)
 
 
 # --- Read-only records -------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 Sign convention of `LedgerEntry.amount`: the signed change to the owner's *spendable*
 credit (balance - reserved). Credits are positive, a batch charge is negative, a hold is
-negative (it reserves), a hold release is positive (it frees). So:
+negative (it reserves), a hold release is positive (it frees), an operator's adjustment is
+either (a credit or a debit). So:
 balance == sum of the balance-changing kinds, reserved == -(sum of hold and hold_release),
 spendable == sum of all entries.
 """
@@ -55,6 +56,8 @@ class EntryKind(models.TextChoices):
 
 
 CREDIT_KINDS = (EntryKind.TOP_UP_CREDIT, EntryKind.REDEEM_CREDIT, EntryKind.REFUND, EntryKind.ADJUSTMENT)
+# Credits that are always positive; an adjustment is an operator's credit or debit.
+POSITIVE_KINDS = (EntryKind.TOP_UP_CREDIT, EntryKind.REDEEM_CREDIT, EntryKind.REFUND)
 BALANCE_KINDS = (*CREDIT_KINDS, EntryKind.BATCH_CHARGE)
 RESERVE_KINDS = (EntryKind.HOLD, EntryKind.HOLD_RELEASE)
 
@@ -90,8 +93,13 @@ class LedgerEntry(models.Model):
                 name="ledger_one_credit_per_cause",
             ),
             models.CheckConstraint(
-                condition=~Q(kind__in=(*CREDIT_KINDS, EntryKind.HOLD_RELEASE)) | Q(amount__gt=0),
+                condition=~Q(kind__in=(*POSITIVE_KINDS, EntryKind.HOLD_RELEASE)) | Q(amount__gt=0),
                 name="ledger_credit_positive",
+            ),
+            # An operator's adjustment credits or debits (the services keep spendable >= 0).
+            models.CheckConstraint(
+                condition=~Q(kind=EntryKind.ADJUSTMENT) | ~Q(amount=0),
+                name="ledger_adjustment_not_zero",
             ),
             models.CheckConstraint(
                 condition=~Q(kind__in=(EntryKind.BATCH_CHARGE, EntryKind.HOLD)) | Q(amount__lt=0),

@@ -81,3 +81,15 @@ register(
     "Redeem rejected: code withdrawn",
     "The issuer withdrew this credit code (or its whole batch); it can no longer be redeemed.",
 )
+register(
+    "refund_exists",
+    409,
+    "Already refunded",
+    "The batch charge of this job was refunded already; a charge is refunded at most once.",
+)
+register(
+    "charge_not_found",
+    404,
+    "No batch charge",
+    "No batch charge exists for this job: there is nothing to refund.",
+)

@@ -253,3 +253,77 @@ def wallet_operator_credit(*, user: User, amount: Decimal, reason: str, operator
         cause_id=credit_id,
         memo=f"{reason} (by {operator.email})",
     )
+
+
+def wallet_operator_debit(*, user: User, amount: Decimal, reason: str, operator: User, debit_id: str) -> LedgerEntry:
+    """An operator's debit (a negative `adjustment` entry under the cause (operator,
+    debit_id), its memo naming the reason and the operator). It never takes spendable
+    credit below 0: more than is spendable is refused (400, nothing written); held credit
+    stays held. Idempotent per debit_id (drawn when the admin's form is shown)."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationFailed({"reason": ["Say why the debit is made."]})
+    amount = money_quantize(value=amount)
+    with transaction.atomic():
+        wallet = _wallet_lock(user=user)
+        existing = LedgerEntry.objects.filter(
+            kind=EntryKind.ADJUSTMENT, cause_type=CauseType.OPERATOR, cause_id=debit_id
+        ).first()
+        if existing is not None:
+            if existing.wallet_id != wallet.pk or existing.amount > 0:
+                raise ServiceError(code="credit_cause_used")
+            return existing
+        if amount > wallet.spendable:
+            raise ValidationFailed(
+                {"amount": [f"At most the spendable {wallet.spendable} USD: a debit never takes spendable below 0."]}
+            )
+        wallet.balance -= amount
+        entry = _entry_write(
+            wallet=wallet,
+            kind=EntryKind.ADJUSTMENT,
+            amount=-amount,
+            cause_type=CauseType.OPERATOR,
+            cause_id=debit_id,
+            memo=f"{reason} (by {operator.email})",
+        )
+        _balance_watch_on_commit(wallet=wallet)
+        return entry
+
+
+class RefundExists(ServiceError):
+    """The batch charge of this job was refunded already (409 refund_exists)."""
+
+    code = "refund_exists"
+
+
+def batch_charge_refund(*, job_id: str, amount: Decimal, reason: str, operator: User) -> LedgerEntry:
+    """An operator's refund of a batch charge: a `refund` entry under the cause (job,
+    job_id) on the wallet that was charged, at most what was charged for the job, once per
+    job (a second refund is 409 refund_exists; a job without a charge is 404
+    charge_not_found). Its memo names the reason and the operator; credit_landed follows."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationFailed({"reason": ["Say why the charge is refunded."]})
+    amount = money_quantize(value=amount)
+    charge = (
+        LedgerEntry.objects.select_related("wallet__user")
+        .filter(kind=EntryKind.BATCH_CHARGE, cause_type=CauseType.JOB, cause_id=job_id)
+        .first()
+    )
+    if charge is None:
+        raise ServiceError(code="charge_not_found")
+    with transaction.atomic():
+        _wallet_lock(user=charge.wallet.user)
+        if LedgerEntry.objects.filter(kind=EntryKind.REFUND, cause_type=CauseType.JOB, cause_id=job_id).exists():
+            raise RefundExists()
+        charged = -charge.amount
+        if amount > charged:
+            raise ValidationFailed({"amount": [f"At most the {charged} USD charged for this batch."]})
+        return wallet_credit(
+            user=charge.wallet.user,
+            amount=amount,
+            kind=EntryKind.REFUND,
+            cause_type=CauseType.JOB,
+            cause_id=job_id,
+            memo=f"{reason} (by {operator.email})",
+        )

@@ -14,11 +14,20 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 
+from core.errors import ServiceError
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
+from tests.wallet.helpers import assert_wallet_invariants
 from wallet.models import EntryKind, LedgerEntry, RedeemBatch, RedeemCode, TopUp, Wallet
 from wallet.redeem import codes_issue
-from wallet.services import hold_place, wallet_credit, wallet_get_or_create
+from wallet.services import (
+    RefundExists,
+    batch_charge_refund,
+    hold_place,
+    hold_settle,
+    wallet_credit,
+    wallet_get_or_create,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -252,6 +261,108 @@ def test_add_credit_refuses_bad_input_and_credits_nothing(staff_client, user, fi
     assert not LedgerEntry.objects.exists()
 
 
+def debit_form_id(page) -> str:  # type: ignore[no-untyped-def]
+    return re.search(r'name="debit_id" value="([0-9a-f-]{36})"', page.content.decode()).group(1)
+
+
+def test_debit_writes_a_negative_adjustment_naming_the_operator_and_keeps_the_held_credit(staff_client, user):
+    wallet = seed(user, "10")
+    hold_place(user=user, amount=Decimal("4"), cause_type="job", cause_id="running")  # spendable 6
+    url = f"{WALLETS_URL}{wallet.pk}/debit/"
+    form_page = staff_client.get(url)
+    post = {"amount": "5.5", "reason": "Chargeback on the card top-up", "debit_id": debit_form_id(form_page)}
+
+    response = staff_client.post(url, post)
+    staff_client.post(url, post)  # the same form posted twice debits once
+
+    assert form_page.status_code == 200
+    assert response.status_code == 302
+    assert response["Location"] == f"{WALLETS_URL}{wallet.pk}/change/"
+    entry = LedgerEntry.objects.get(wallet=wallet, kind=EntryKind.ADJUSTMENT)
+    assert (entry.amount, entry.cause_type, entry.cause_id) == (Decimal("-5.5"), "operator", post["debit_id"])
+    assert entry.memo == "Chargeback on the card top-up (by operator@example.com)"
+    wallet = assert_wallet_invariants(wallet.pk)
+    assert (wallet.balance, wallet.reserved, wallet.spendable) == (Decimal("4.5"), 4, Decimal("0.5"))
+    assert LogEntry.objects.filter(object_id=str(wallet.pk), change_message__startswith="Debited 5.5").exists()
+
+
+@pytest.mark.parametrize("amount", ["6.000001", "0", "-1", "abc"])
+def test_a_debit_past_spendable_or_not_positive_is_refused_and_writes_nothing(staff_client, user, amount):
+    wallet = seed(user, "10")
+    hold_place(user=user, amount=Decimal("4"), cause_type="job", cause_id="running")
+    url = f"{WALLETS_URL}{wallet.pk}/debit/"
+    entries = LedgerEntry.objects.count()
+
+    response = staff_client.post(
+        url, {"amount": amount, "reason": "why", "debit_id": debit_form_id(staff_client.get(url))}
+    )
+
+    assert response.status_code == 200
+    assert response.context["form"].errors
+    assert LedgerEntry.objects.count() == entries
+    assert Wallet.objects.get(pk=wallet.pk).spendable == 6
+
+
+def charged(user, job: str, hold: str, charge: str) -> None:  # type: ignore[no-untyped-def]
+    hold_settle(
+        hold=hold_place(user=user, amount=Decimal(hold), cause_type="job", cause_id=job), amount=Decimal(charge)
+    )
+
+
+def test_a_batch_charge_is_refunded_once_at_most_what_it_charged(staff_client, user):
+    wallet = seed(user, "10")
+    charged(user, "job-1", "4", "3")
+    charged(user, "job-2", "1", "1")
+    url = f"{WALLETS_URL}{wallet.pk}/refund/"
+    form_page = staff_client.get(url)
+    assert {job for job, _ in form_page.context["form"].fields["job_id"].choices} == {"job-1", "job-2"}
+
+    too_much = staff_client.post(url, {"job_id": "job-1", "amount": "3.000001", "reason": "bad pages"})
+    response = staff_client.post(url, {"job_id": "job-1", "amount": "2", "reason": "Two pages came back garbled"})
+    again = staff_client.post(url, {"job_id": "job-1", "amount": "1", "reason": "once more"})
+
+    assert too_much.status_code == 200
+    assert "amount" in too_much.context["form"].errors
+    assert response.status_code == 302
+    assert again.status_code == 200  # job-1 is no longer offered
+    assert "job_id" in again.context["form"].errors
+    [refund] = LedgerEntry.objects.filter(wallet=wallet, kind=EntryKind.REFUND)
+    assert (refund.amount, refund.cause_type, refund.cause_id) == (Decimal("2"), "job", "job-1")
+    assert refund.memo == "Two pages came back garbled (by operator@example.com)"
+    assert {job for job, _ in staff_client.get(url).context["form"].fields["job_id"].choices} == {"job-2"}
+    wallet = assert_wallet_invariants(wallet.pk)
+    assert wallet.balance == Decimal("8")  # 10 - 3 - 1 + 2
+
+
+def test_a_second_refund_of_one_job_is_refused_by_the_service_too(operator, user):
+    seed(user, "10")
+    charged(user, "job-1", "4", "3")
+    batch_charge_refund(job_id="job-1", amount=Decimal("1"), reason="first", operator=operator)
+
+    with pytest.raises(RefundExists):
+        batch_charge_refund(job_id="job-1", amount=Decimal("1"), reason="second", operator=operator)
+    with pytest.raises(ServiceError) as unknown:
+        batch_charge_refund(job_id="job-none", amount=Decimal("1"), reason="nothing", operator=operator)
+
+    assert unknown.value.code == "charge_not_found"
+    assert LedgerEntry.objects.filter(kind=EntryKind.REFUND).count() == 1
+
+
+def test_staff_who_may_only_view_wallets_cannot_debit_or_refund(client, user):
+    viewer = UserFactory(is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_wallet"))
+    wallet = seed(user, "10")
+    charged(user, "job-1", "4", "3")
+    client.force_login(viewer)
+    entries = LedgerEntry.objects.count()
+
+    debit = client.post(f"{WALLETS_URL}{wallet.pk}/debit/", {"amount": "5", "reason": "me", "debit_id": "x"})
+    refund = client.post(f"{WALLETS_URL}{wallet.pk}/refund/", {"job_id": "job-1", "amount": "3", "reason": "me"})
+
+    assert (debit.status_code, refund.status_code) == (403, 403)
+    assert LedgerEntry.objects.count() == entries
+
+
 def test_money_fields_are_not_editable_anywhere(staff_client, user):
     wallet = seed(user, "10")
     change_url = f"{WALLETS_URL}{wallet.pk}/change/"
@@ -267,6 +378,8 @@ def test_money_fields_are_not_editable_anywhere(staff_client, user):
     assert 'name="reserved"' not in content
     assert 'name="_save"' not in content
     assert "Add credit" in content
+    assert "Debit" in content
+    assert "Refund a batch charge" in content
     assert (edit.status_code, add.status_code, delete.status_code) == (403, 403, 403)
     wallet.refresh_from_db()
     assert (wallet.balance, wallet.reserved, wallet.unlimited) == (10, 0, False)

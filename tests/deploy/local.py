@@ -13,12 +13,14 @@ from pathlib import Path
 
 from tests.deploy.stack import REPO_ROOT, Service
 from tests.e2e.processes import Service as Process
-from tests.e2e.processes import Services, service_env, wait_until
+from tests.e2e.processes import Services, free_port, service_env, wait_until
 
 
-def local_env(service: Service, var_dir: Path) -> dict[str, str]:
+def local_env(service: Service, var_dir: Path, **overrides: str) -> dict[str, str]:
     """The service's compose environment with this test's PostgreSQL, Redis, files and the
-    echo engine in place of the stack's hosts."""
+    echo engine in place of the stack's hosts; its metrics folder (the container's tmpfs)
+    a fresh one under `var_dir`, and its metrics port a free one on this machine;
+    `overrides` last (what a test needs on loopback)."""
     local = service_env(var_dir)
     here = {
         name: local[name]
@@ -32,7 +34,13 @@ def local_env(service: Service, var_dir: Path) -> dict[str, str]:
         PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
         HOSTNAME=socket.gethostname(),
     )
-    return service_env(var_dir, **{**service.environment, **here})
+    if "PROMETHEUS_MULTIPROC_DIR" in service.environment:
+        folder = var_dir / f"prometheus-{service.name}"
+        folder.mkdir(parents=True, exist_ok=True)
+        here["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+    if int(service.environment.get("WORKER_METRICS_PORT") or 0):
+        here.update(WORKER_METRICS_PORT=str(free_port()), WORKER_METRICS_ADDRESS="127.0.0.1")
+    return service_env(var_dir, **{**service.environment, **here, **overrides})
 
 
 def local_argv(argv: list[str], *, port: int | None = None) -> list[str]:

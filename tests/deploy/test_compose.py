@@ -16,7 +16,6 @@ from pathlib import Path
 import httpx
 import pytest
 from django.core.management import get_commands
-from django.urls import Resolver404, resolve
 
 from config.celery_app import WORK_QUEUES
 from tests.deploy.local import assert_process_answers, healthcheck_argv, local_argv, local_env, started
@@ -40,7 +39,9 @@ from tests.deploy.stack import (
     interpolate,
     node_of,
     queues_of,
+    services_of,
     settings_default,
+    settings_env_reads,
     stage_chain,
 )
 from tests.e2e.processes import Services, free_port, wait_until
@@ -183,6 +184,38 @@ def test_the_gpu_nodes_batches_fill_vllms_sequences_at_the_defaults(stack):
     pages_per_batch = int(gpu_worker.environment["ENGINE_CONCURRENCY"])
     assert batches * pages_per_batch == int(the_model_server(stack).option("--max-num-seqs") or 0)
     assert gpu_worker.environment["VLLM_BASE_URL"] == "http://vllm:8000"
+
+
+def test_batches_per_gpu_node_and_pages_per_batch_are_the_two_gpu_knobs(variables):
+    """GPU_WORKER_CONCURRENCY is the GPU worker's -c (batches at once on the node);
+    ENGINE_CONCURRENCY, the setting, is the pages each batch has at vLLM. Both documented."""
+    tuned = services_of(compose_load({**variables, "GPU_WORKER_CONCURRENCY": "3", "ENGINE_CONCURRENCY": "21"}))
+    gpu_worker = the_gpu_worker(tuned)
+    assert gpu_worker.option("-c", "--concurrency") == "3"
+    assert gpu_worker.environment["ENGINE_CONCURRENCY"] == "21"
+    assert "ENGINE_CONCURRENCY" in settings_env_reads()
+    assert {"GPU_WORKER_CONCURRENCY", "VLLM_MAX_NUM_SEQS"} <= doc_table_names(DEPLOY_DOC)
+    for worker in workers(tuned):
+        if worker is not gpu_worker:
+            assert "ENGINE_CONCURRENCY" not in worker.environment, worker.name  # no batch runs there
+
+
+def test_the_web_node_and_every_worker_serve_metrics_from_all_their_processes(stack, variables):
+    web = stack["web"]
+    assert web.environment["METRICS_TOKEN"] == variables["METRICS_TOKEN"]
+    assert "${METRICS_TOKEN:?" in COMPOSE_FILE.read_text()  # no stack without the token
+    for service in [web, *workers(stack)]:
+        folder = service.environment.get("PROMETHEUS_MULTIPROC_DIR")
+        assert folder, f"{service.name}: prefork processes without PROMETHEUS_MULTIPROC_DIR"
+        # A tmpfs: empty at each start, so a restart does not add old counts again.
+        assert folder in service.spec.get("tmpfs", []), service.name
+    for worker in workers(stack):
+        port = int(worker.environment.get("WORKER_METRICS_PORT") or 0)
+        assert port > 0, worker.name
+        assert "ports" not in worker.spec, f"{worker.name}: scraped inside the compose network only"
+    for name in ("beat", "migrate"):
+        assert "WORKER_METRICS_PORT" not in stack[name].environment, name
+    assert {"METRICS_TOKEN", "WORKER_METRICS_PORT", "PROMETHEUS_MULTIPROC_DIR"} <= documented_variables()
 
 
 def test_each_long_running_service_has_a_health_check_of_its_kind(stack):
@@ -374,12 +407,27 @@ def test_the_web_command_serves_https_behind_the_proxy_and_answers_its_health_ch
     assert "max-age=31536000" in api.get("/v1/meta", headers={"X-Forwarded-Proto": "https"}).headers.get(
         "strict-transport-security", ""
     )
-    try:
-        resolve("/healthz")
-    except Resolver404:
-        pytest.skip("GET /healthz does not exist yet: the web health check cannot answer")
     healthcheck = healthcheck_argv(web, port=port)
     assert_process_answers(healthcheck, env, what="the web health check", services=services)
+    # Several uvicorn workers (WEB_WORKERS) share PROMETHEUS_MULTIPROC_DIR: whichever answers
+    # the scrape reports every request, whichever worker served it.
+    assert int(web.option("--workers") or 1) > 1
+    metrics = {"Authorization": f"Bearer {variables['METRICS_TOKEN']}"}
+    before = meta_requests(api.get("/metrics", headers=metrics).text)
+    for _ in range(20):
+        assert api.get("/v1/meta", headers={"X-Forwarded-Proto": "https"}).status_code == 200
+    after = meta_requests(api.get("/metrics", headers=metrics).text)
+    assert after - before == 20
+    assert api.get("/metrics").status_code == 401
+
+
+def meta_requests(text: str) -> float:
+    """GET /v1/meta requests counted in a scrape of the web node's /metrics."""
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("bts_http_request_duration_seconds_count{") and 'route="v1/meta"' in line
+    )
 
 
 @pytest.mark.slow
@@ -394,6 +442,7 @@ def test_each_worker_command_starts_on_its_queues_and_answers_its_health_check(s
     node = node_of(worker.argv).replace("$HOSTNAME", env["HOSTNAME"])
     assert f"{node}: OK" in output
     assert "pong" in output
+    assert httpx.get(f"http://127.0.0.1:{env['WORKER_METRICS_PORT']}/metrics", timeout=10).status_code == 200
     queues = subprocess.run(
         [sys.executable, "-m", "celery", "-A", "config", "inspect", "active_queues", "-d", node],
         env=env,

@@ -15,7 +15,8 @@ def _sum(queryset) -> Decimal:  # type: ignore[no-untyped-def]
 
 def assert_wallet_invariants(wallet_id: int) -> Wallet:
     """balance == sum of balance entries; reserved == sum of open holds == -(hold entries);
-    spendable >= 0; each cause charged/held/released at most once; no charge above its hold."""
+    spendable >= 0; each cause charged/held/released at most once; no charge above its hold;
+    a batch charge refunded at most once and by at most what it charged."""
     wallet = Wallet.objects.get(pk=wallet_id)
     entries = LedgerEntry.objects.filter(wallet=wallet)
     assert wallet.balance == _sum(entries.filter(kind__in=BALANCE_KINDS))
@@ -38,6 +39,12 @@ def assert_wallet_invariants(wallet_id: int) -> Wallet:
         charge = charged.get(hold.cause_id, Decimal(0))
         assert charge <= hold.amount
         assert charge == (hold.settled_amount if hold.state == HoldState.SETTLED else 0)
+    refunded = entries.filter(kind=EntryKind.REFUND, cause_type="job").values("cause_id").annotate(
+        total=Sum("amount"), n=Count("id")
+    )
+    for row in refunded:
+        assert row["n"] == 1, f"job {row['cause_id']} refunded twice"
+        assert 0 < row["total"] <= charged.get(row["cause_id"], Decimal(0)), f"job {row['cause_id']} over-refunded"
     last = entries.order_by("-id").first()
     if last is not None:
         assert (last.balance_after, last.reserved_after) == (wallet.balance, wallet.reserved)

@@ -1,6 +1,7 @@
 """Property-based (stateful) test of the ledger: random interleavings of top-ups, redeems
-(some replayed), holds, settlements below/at/above the hold, releases, and repeated
-settlements and releases; the invariants are checked after every step."""
+of real codes (some tried again), holds, settlements below/at/above the hold, releases,
+repeated settlements and releases, operators' refunds of batch charges (some tried again)
+and operators' debits (some past spendable); the invariants are checked after every step."""
 
 from __future__ import annotations
 
@@ -20,17 +21,21 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from core.errors import ServiceError
+from core.errors import ServiceError, ValidationFailed
 from tests.factories import UserFactory
 from tests.wallet.helpers import assert_wallet_invariants
-from wallet.models import Hold, HoldState
+from wallet.models import EntryKind, Hold, HoldState, LedgerEntry
+from wallet.redeem import RedeemRejected, code_redeem, codes_issue
 from wallet.services import (
     InsufficientCredit,
+    RefundExists,
+    batch_charge_refund,
     hold_place,
     hold_release,
     hold_settle,
     wallet_credit,
     wallet_get_or_create,
+    wallet_operator_debit,
 )
 
 amounts = st.decimals(min_value=Decimal(1), max_value=Decimal(100), places=6)
@@ -38,6 +43,9 @@ hold_amounts = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(20),
 # A settlement's measured cost as a multiple of its hold: below, exactly at, and above it.
 below = st.decimals(min_value=0, max_value=Decimal("0.999"), places=3)
 above = st.decimals(min_value=Decimal("1.001"), max_value=3, places=3)
+# A refund as a share of the batch's charge; a debit as a share of spendable credit (past 1: refused).
+refund_shares = st.decimals(min_value=Decimal("0.001"), max_value=1, places=3)
+debit_shares = st.decimals(min_value=Decimal("0.001"), max_value=Decimal("1.5"), places=3)
 
 
 class LedgerMachine(RuleBasedStateMachine):
@@ -51,7 +59,8 @@ class LedgerMachine(RuleBasedStateMachine):
         self.wallet_id = wallet_get_or_create(user=self.user).pk
         self.expected_balance = Decimal(0)
         self.resolutions: dict[int, str] = {}
-        self.credited_codes: set[str] = set()
+        self.refunded: set[str] = set()
+        self.operator = UserFactory(is_staff=True)
 
     @initialize(amount=amounts)
     def first_top_up(self, amount: Decimal) -> None:
@@ -66,16 +75,17 @@ class LedgerMachine(RuleBasedStateMachine):
 
     @rule(target=codes, amount=amounts)
     def redeem(self, amount: Decimal) -> str:
-        code = uuid.uuid4().hex
-        wallet_credit(user=self.user, amount=amount, kind="redeem_credit", cause_type="code", cause_id=code)
+        _, (code,) = codes_issue(amount=amount, count=1, operator=None)
+        top_up = code_redeem(user=self.user, code=code)
+        assert top_up.credited_amount == amount
         self.expected_balance += amount
-        self.credited_codes.add(code)
         return code
 
-    @rule(code=codes, amount=amounts)
-    def redeem_again(self, code: str, amount: Decimal) -> None:
-        entry = wallet_credit(user=self.user, amount=amount, kind="redeem_credit", cause_type="code", cause_id=code)
-        assert entry.cause_id == code  # the first entry back, nothing credited
+    @rule(code=codes)
+    def redeem_again(self, code: str) -> None:
+        with pytest.raises(RedeemRejected) as refused:
+            code_redeem(user=self.user, code=code)
+        assert refused.value.code == "redeem_code_used"
 
     @rule(target=holds, amount=hold_amounts)
     def place(self, amount: Decimal):  # type: ignore[no-untyped-def]
@@ -86,8 +96,44 @@ class LedgerMachine(RuleBasedStateMachine):
             assert refused.value.shortfall == amount - spendable
             return multiple()
         hold = hold_place(user=self.user, amount=amount, cause_type="job", cause_id=uuid.uuid4().hex)
-        assert amount <= spendable
+        assert hold.amount == amount
+        assert assert_wallet_invariants(self.wallet_id).spendable == spendable - amount
         return hold
+
+    @rule(hold=holds, share=refund_shares)
+    def refund(self, hold: Hold, share: Decimal) -> None:
+        charge = LedgerEntry.objects.filter(kind=EntryKind.BATCH_CHARGE, cause_type="job", cause_id=hold.cause_id)
+        charged = -charge.get().amount if charge.exists() else Decimal(0)
+        amount = max((charged * share).quantize(Decimal("0.000001")), Decimal("0.000001"))
+        if charged == 0:
+            with pytest.raises(ServiceError) as refused:
+                batch_charge_refund(job_id=hold.cause_id, amount=amount, reason="test", operator=self.operator)
+            assert refused.value.code == "charge_not_found"
+        elif hold.cause_id in self.refunded:
+            with pytest.raises(RefundExists):
+                batch_charge_refund(job_id=hold.cause_id, amount=amount, reason="again", operator=self.operator)
+        else:
+            entry = batch_charge_refund(job_id=hold.cause_id, amount=amount, reason="test", operator=self.operator)
+            assert entry.amount == amount <= charged
+            self.expected_balance += amount
+            self.refunded.add(hold.cause_id)
+
+    @rule(share=debit_shares)
+    def debit(self, share: Decimal) -> None:
+        spendable = assert_wallet_invariants(self.wallet_id).spendable
+        amount = max((spendable * share).quantize(Decimal("0.000001")), Decimal("0.000001"))
+        debit_id = uuid.uuid4().hex
+        if amount > spendable:
+            with pytest.raises(ValidationFailed):
+                wallet_operator_debit(
+                    user=self.user, amount=amount, reason="t", operator=self.operator, debit_id=debit_id
+                )
+            return
+        entry = wallet_operator_debit(
+            user=self.user, amount=amount, reason="t", operator=self.operator, debit_id=debit_id
+        )
+        assert entry.amount == -amount
+        self.expected_balance -= amount
 
     @rule(hold=holds, ratio=below)
     def settle_below(self, hold: Hold, ratio: Decimal) -> None:
@@ -135,4 +181,4 @@ class LedgerMachine(RuleBasedStateMachine):
 
 @pytest.mark.django_db
 def test_ledger_invariants_hold_under_random_interleavings() -> None:
-    run_state_machine_as_test(LedgerMachine, settings=settings(max_examples=20, stateful_step_count=25, deadline=None))
+    run_state_machine_as_test(LedgerMachine, settings=settings(max_examples=25, stateful_step_count=30, deadline=None))

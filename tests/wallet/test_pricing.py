@@ -210,5 +210,14 @@ def test_someone_elses_project_has_no_quote(other_user, auth_client):
     assert_problem(auth_client.get(f"/v1/projects/{project.pk}/batch-quote"), 404, "not_found")
 
 
-def test_a_tier_is_its_rates():
-    assert PriceTier(up_to=None, expected=Decimal("0.05"), ceiling=Decimal("0.08")).ceiling == Decimal("0.08")
+def test_a_configured_table_is_read_into_its_rates_and_a_boundary_belongs_to_the_lower_tier(settings):
+    settings.PRICE_TIERS = " 0.01:0.005:0.02 , -:0.05:0.1 "
+
+    tiers = price_tiers()
+
+    assert tiers == (
+        PriceTier(up_to=Decimal("0.01"), expected=Decimal("0.005"), ceiling=Decimal("0.02")),
+        PriceTier(up_to=None, expected=Decimal("0.05"), ceiling=Decimal("0.1")),
+    )
+    assert tier_for(Decimal("0.01")) == (1, tiers[0])
+    assert tier_for(Decimal("0.010001")) == (2, tiers[1])

@@ -34,6 +34,7 @@ class ExportRequestView(APIView):
     )
     @idempotent
     def post(self, request: Request, project_id: str) -> Response:
+        project = owned_project(request, project_id)  # someone else's book: 404, whatever the body
         data = validated(ExportRequestSerializer, request.data)
         options = ExportOptions(
             bilingual=data["bilingual"],
@@ -41,9 +42,7 @@ class ExportRequestView(APIView):
             partial=data["allow_partial"],
             pages_per_chapter=data["pages_per_chapter"],
         )
-        files = services.export_request(
-            project=owned_project(request, project_id), export_format=data["format"], options=options
-        )
+        files = services.export_request(project=project, export_format=data["format"], options=options)
         return Response(ExportFileSerializer(files, many=True).data, status=status.HTTP_202_ACCEPTED)
 
 

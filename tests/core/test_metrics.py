@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 from django.apps import apps
+from django.db import transaction
 from prometheus_client.parser import text_string_to_metric_families
 
 from config.celery_app import app as celery_app
@@ -20,8 +21,11 @@ from projects.models import Job, JobStatus
 from projects.tasks import job_run_next
 from tests.e2e.processes import Service, free_port, service_env, wait_until
 from tests.factories import ProjectFactory, pages_add
+from tests.webhooks.receiver import Answer, running_receiver
 from wallet.models import EntryKind
 from wallet.services import wallet_credit
+from webhooks.events import PROJECT_STATUS_CHANGED, publish
+from webhooks.models import DeliveryStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -190,6 +194,62 @@ def test_webhook_deliveries_are_reported_when_the_webhooks_app_is_installed(api_
         assert ("bts_webhook_deliveries", (("status", "dead"),)) in samples
     else:
         assert ("bts_metrics_collector_up", (("collector", "webhooks"),)) not in samples
+
+
+@pytest.fixture
+def eager_celery():  # type: ignore[no-untyped-def]
+    """Celery runs a sent task at once, in this process (a delivery's attempt)."""
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_failing_webhook_deliveries_raise_the_delivery_metrics(
+    api_client, auth_client, user, settings, metrics_on, django_capture_on_commit_callbacks
+):
+    """What an alert on webhook failures reads: a delivery whose every attempt failed counts
+    as dead, one waiting for its retry as retrying, and one whose endpoint is gone as failed."""
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
+
+    def published() -> None:
+        with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+            publish(PROJECT_STATUS_CHANGED, owner_id=user.pk, data={"state": "Complete"})
+
+    def delivery_counts() -> dict[str, float]:
+        samples = scrape(api_client)
+        counts = {status: value(samples, "bts_webhook_deliveries", status=status) for status in DeliveryStatus.values}
+        return {**counts, "retrying": value(samples, "bts_webhook_deliveries_retrying")}
+
+    with running_receiver() as receiver:
+        created = auth_client.post("/v1/webhooks", {"url": receiver.url()}, format="json")
+        assert created.status_code == 201, created.content
+        receiver.secret = created.json()["secret"]
+        receiver.default = Answer(status=500)
+        before = delivery_counts()
+
+        settings.WEBHOOK_RETRY_SCHEDULE_SECONDS = []  # the first failure is the last
+        published()
+        dead = delivery_counts()
+        assert dead == {**before, "dead": before["dead"] + 1}
+
+        settings.WEBHOOK_RETRY_SCHEDULE_SECONDS = [3600]  # failed once, retried in an hour
+        published()
+        retrying = delivery_counts()
+        assert retrying == {**dead, "pending": dead["pending"] + 1, "retrying": dead["retrying"] + 1}
+
+        # Gone (410): given up, the webhook disabled, and its delivery waiting to retry with it.
+        receiver.default = Answer(status=410)
+        published()
+        gone = delivery_counts()
+        assert gone == {
+            **retrying,
+            "failed": retrying["failed"] + 2,
+            "pending": dead["pending"],
+            "retrying": dead["retrying"],
+        }
+        assert len(receiver.received) == 3
 
 
 def worker_scrape(port: int) -> str | None:

@@ -347,6 +347,8 @@ THROTTLE_RATES = {
     "estimate": env.str("THROTTLE_ESTIMATE", default="10/min"),
     "password": env.str("THROTTLE_PASSWORD", default="10/min"),
     "redeem": env.str("THROTTLE_REDEEM", default="10/min"),
+    # Per client address, across accounts (several accounts made to guess codes).
+    "redeem_address": env.str("THROTTLE_REDEEM_ADDRESS", default="30/min"),
 }
 
 SPECTACULAR_SETTINGS = {

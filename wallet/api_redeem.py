@@ -12,7 +12,7 @@ from accounts.authentication import request_user
 from core.idempotency import idempotent
 from core.openapi import problem_responses
 from core.serializers import validated
-from core.throttling import AccountRateThrottle
+from core.throttling import AccountRateThrottle, ClientAddressRateThrottle
 from wallet.api import top_up_response
 from wallet.redeem import code_redeem
 from wallet.serializers import TopUpViewSerializer
@@ -27,9 +27,17 @@ class RedeemInputSerializer(serializers.Serializer):
         ref_name = "RedeemInput"
 
 
+class RedeemAddressThrottle(ClientAddressRateThrottle):
+    """Redeem attempts per client address, whichever accounts they come from: many
+    accounts made to guess codes from one machine are stopped too."""
+
+    scope_attr = "address_throttle_scope"
+
+
 class RedeemView(APIView):
-    throttle_classes = [AccountRateThrottle]
+    throttle_classes = [AccountRateThrottle, RedeemAddressThrottle]
     throttle_scope = "redeem"
+    address_throttle_scope = "redeem_address"
 
     @extend_schema(
         operation_id="wallet_redeem",
@@ -39,7 +47,8 @@ class RedeemView(APIView):
         description="Redeems a credit code: the wallet is credited at once and the answer is a confirmed Top-up "
         'view (method manual). Refused with 400 and one of the "redeem rejected" codes: redeem_code_unknown, '
         "redeem_code_used, redeem_code_expired, redeem_code_void. At most THROTTLE_REDEEM attempts per account "
-        "(10 a minute by default), then 429. Idempotent: see Idempotency-Key in docs/api.md.",
+        "(10 a minute by default) and THROTTLE_REDEEM_ADDRESS per client address (30 a minute), then 429. "
+        "Idempotent: see Idempotency-Key in docs/api.md.",
     )
     @idempotent
     def post(self, request: Request) -> Response:

@@ -221,6 +221,26 @@ def test_attempts_past_the_limit_are_throttled_per_account(user, other_user, jwt
     assert jwt_client(other_user).post(URL, {"code": code}).status_code == 200  # the limit is per account
 
 
+def test_attempts_past_the_limit_are_throttled_per_client_address_across_accounts(user, jwt_client, settings):
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "redeem": "3/min", "redeem_address": "5/min"}
+    _, [code] = issue("5")
+    accounts = [jwt_client(UserFactory()) for _ in range(2)]
+    guesses = iter(f"BTS-0000-0000-0000-00{n:02d}" for n in range(20))
+    statuses = [
+        client.post(URL, {"code": next(guesses)}, REMOTE_ADDR="203.0.113.7").status_code
+        for client in accounts
+        for _ in range(3)
+    ]
+
+    blocked = jwt_client(user).post(URL, {"code": code}, REMOTE_ADDR="203.0.113.7")
+    elsewhere = jwt_client(user).post(URL, {"code": code}, REMOTE_ADDR="198.51.100.20")
+
+    assert statuses == [400, 400, 400, 400, 400, 429]  # the address's 5, though each account had 3
+    assert_problem(blocked, 429, "rate_limited")
+    assert elsewhere.status_code == 200  # the limit is per address: another one is not held back
+    assert RedeemCode.objects.get().redeemed_by == user
+
+
 def test_the_default_limit_is_ten_attempts_a_minute(user, jwt_client):
     client = jwt_client(user)
     statuses = [client.post(URL, {"code": f"BTS-0000-0000-0000-00{n:02d}"}).status_code for n in range(11)]

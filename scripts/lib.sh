@@ -26,6 +26,9 @@ system_tools_ensure() {
   command -v apertium >/dev/null || missing+=(apertium)
   [ -e /usr/share/apertium/modes/eng-spa.mode ] || missing+=(apertium-eng-spa)
   command -v epubcheck >/dev/null || missing+=(epubcheck)
+  # Headless Chromium and its driver for the browser tests (tests/browser, Selenium).
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v chromedriver >/dev/null || missing+=(chromium-driver)
   # The fonts the Pdf export embeds (docs/exports-pdf-fonts.md).
   [ -e /usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf ] || missing+=(fonts-noto-core)
   [ -e /usr/share/fonts/opentype/ipafont-mincho/ipam.ttf ] || missing+=(fonts-ipafont-mincho)

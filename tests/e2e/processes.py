@@ -91,7 +91,8 @@ class Services:
         self.var_dir = var_dir
         self.started: list[Service] = []
 
-    def worker(self, name: str, **env: object) -> Service:
+    def worker(self, name: str, queues: str = WORK_QUEUES, **env: object) -> Service:
+        """A worker on `queues` (comma-separated; processing's by default)."""
         argv = [
             sys.executable,
             "-m",
@@ -100,7 +101,7 @@ class Services:
             "config",
             "worker",
             "-Q",
-            WORK_QUEUES,
+            queues,
             "--pool=solo",
             "-c",
             "1",

@@ -1,4 +1,7 @@
-"""Idempotency records: in-progress claims, abandoned claims, expiry (through POST /v1/projects)."""
+"""Idempotency: completed responses replayed to the same key or (within the window) the
+same body, a key reused with another body, keys per owner, in-progress and abandoned
+claims, expiry, concurrent requests with one key, and a 402 that is not kept (through
+POST /v1/projects, the development top-up and process)."""
 
 from __future__ import annotations
 
@@ -14,8 +17,10 @@ from rest_framework.test import APIClient
 from core.idempotency import fingerprint_of, idempotency_records_purge
 from core.models import IdempotencyRecord
 from projects.models import Project
+from tests.factories import ProjectFactory, pages_add
 from tests.support.pdfs import pdf_bytes
 from tests.support.problems import assert_problem
+from wallet.models import TopUp, Wallet
 
 pytestmark = pytest.mark.django_db
 
@@ -106,3 +111,80 @@ def test_concurrent_requests_with_one_key_have_one_effect(user, jwt_client, loca
         assert len({body["id"] for status, body in results if status == 201}) == 1
         assert all(body["code"] == "request_in_progress" for status, body in results if status == 409)
     assert Project.objects.count() == rounds
+
+
+# --- Completed requests (through the development top-up, a billable POST) ----------------
+
+TOP_UP = "/v1/wallet/top-up"
+
+
+@pytest.fixture
+def manual_top_ups(settings):  # type: ignore[no-untyped-def]
+    settings.DEVELOPMENT_DEPLOYMENT = True
+
+
+def top_ups_of(user) -> int:  # type: ignore[no-untyped-def]
+    return TopUp.objects.filter(user=user).count()
+
+
+def test_a_completed_response_is_replayed_to_the_same_key(auth_client, user, manual_top_ups):
+    first = auth_client.post(TOP_UP, {"amount": 7}, format="json", HTTP_IDEMPOTENCY_KEY="pay-1")
+    again = auth_client.post(TOP_UP, {"amount": 7}, format="json", HTTP_IDEMPOTENCY_KEY="pay-1")
+
+    assert first.status_code == again.status_code == 200
+    assert "Idempotent-Replayed" not in first.headers
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert top_ups_of(user) == 1
+    assert Wallet.objects.get(user=user).balance == 7
+
+
+def test_the_same_key_with_another_body_after_completion_is_refused_and_changes_nothing(
+    auth_client, user, manual_top_ups
+):
+    auth_client.post(TOP_UP, {"amount": 7}, format="json", HTTP_IDEMPOTENCY_KEY="pay-2")
+
+    other = auth_client.post(TOP_UP, {"amount": 8}, format="json", HTTP_IDEMPOTENCY_KEY="pay-2")
+
+    assert_problem(other, 422, "idempotency_key_reused")
+    assert top_ups_of(user) == 1
+    assert Wallet.objects.get(user=user).balance == 7
+
+
+def test_the_same_body_without_a_key_is_a_double_submit_within_the_window_only(auth_client, user, manual_top_ups):
+    first = auth_client.post(TOP_UP, {"amount": 7}, format="json")
+    double = auth_client.post(TOP_UP, {"amount": 7}, format="json")
+    other_body = auth_client.post(TOP_UP, {"amount": 6}, format="json")
+
+    assert double.headers["Idempotent-Replayed"] == "true"
+    assert double.json()["reference"] == first.json()["reference"]
+    assert other_body.status_code == 200
+    assert "Idempotent-Replayed" not in other_body.headers
+    assert top_ups_of(user) == 2
+
+    IdempotencyRecord.objects.filter(owner=user).update(expires_at=timezone.now() - timedelta(seconds=1))
+    later = auth_client.post(TOP_UP, {"amount": 7}, format="json")
+
+    assert later.status_code == 200
+    assert later.json()["reference"] != first.json()["reference"]
+    assert top_ups_of(user) == 3
+
+
+def test_keys_are_per_owner(auth_client, user, other_user, jwt_client, manual_top_ups):
+    mine = auth_client.post(TOP_UP, {"amount": 7}, format="json", HTTP_IDEMPOTENCY_KEY="shared")
+    theirs = jwt_client(other_user).post(TOP_UP, {"amount": 7}, format="json", HTTP_IDEMPOTENCY_KEY="shared")
+
+    assert "Idempotent-Replayed" not in theirs.headers
+    assert theirs.json()["reference"] != mine.json()["reference"]
+    assert (top_ups_of(user), top_ups_of(other_user)) == (1, 1)
+
+
+def test_a_402_is_a_refusal_before_work_and_is_not_kept(auth_client, user, settings, local_storage):
+    settings.TRANSLATION_ENGINE = "echo"
+    project = ProjectFactory(owner=user)
+    pages_add(project, 3)
+
+    refused = auth_client.post(f"/v1/projects/{project.pk}/process", HTTP_IDEMPOTENCY_KEY="start")
+
+    assert_problem(refused, 402, "insufficient_credit")
+    assert not IdempotencyRecord.objects.filter(owner=user).exists()

@@ -276,8 +276,12 @@ PAGE_MAX_ATTEMPTS = env.int("PAGE_MAX_ATTEMPTS", default=3)
 # worker, and beat's reaper queues it again.
 JOB_HEARTBEAT_SECONDS = env.int("JOB_HEARTBEAT_SECONDS", default=15)
 JOB_STALE_SECONDS = env.int("JOB_STALE_SECONDS", default=120)
-# While the engine is down or warming up, a paused batch is tried again this often.
+# While the engine is down, warming up or saturated (429s), a paused batch is tried again
+# this often.
 CAPACITY_RETRY_SECONDS = env.int("CAPACITY_RETRY_SECONDS", default=30)
+# A Queued job that waited this long (a paused one: this long past its capacity retry) has
+# its worker's wake-up sent again by beat, in case the Celery message was lost.
+JOB_REDISPATCH_SECONDS = env.int("JOB_REDISPATCH_SECONDS", default=300)
 
 # --- API ------------------------------------------------------------------------------
 
@@ -512,6 +516,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "uploads-expired-purge": {"task": "projects.tasks.uploads_expired_purge", "schedule": 900.0},
     "normalize-stale-requeue": {"task": "projects.tasks.normalize_stale_requeue", "schedule": 120.0},
     "jobs-stale-requeue": {"task": "projects.tasks.jobs_stale_requeue", "schedule": 30.0},
+    "jobs-queued-redispatch": {"task": "projects.tasks.jobs_queued_redispatch", "schedule": 60.0},
     "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
     "crypto-pending-reconcile": {"task": "wallet.tasks.crypto_pending_reconcile", "schedule": 300.0},
     # Books paused by the monthly spending ceiling continue when a new month (UTC) begins.

@@ -8,10 +8,10 @@ the operator's name. See docs/operations.md."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from accounts.models import User
 from core.errors import ServiceError
 from projects import jobs
 from projects.models import Job, JobKind, JobStatus, Page, Project
@@ -86,14 +86,17 @@ class JobAdmin(admin.ModelAdmin):
         self.log_change(request, started, f"Queued by operator {request.user} in place of failed job {job.pk}.")
         return 1
 
-    @admin.action(description="Cancel queued jobs (release their holds)", permissions=["change"])
+    @admin.action(
+        description="Cancel queued jobs and their books (translated pages charged, the rest released)",
+        permissions=["change"],
+    )
     def cancel_queued(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        """The owner's cancel service (projects.jobs), the ledger entries naming the operator."""
+        assert isinstance(request.user, User)
         cancelled = 0
         for job in queryset.filter(status=JobStatus.QUEUED):
             try:
-                with transaction.atomic():
-                    Project.objects.select_for_update().get(pk=job.project_id)
-                    jobs.job_cancel_queued(job=job, reason=f"Cancelled by operator {request.user}.")
+                jobs.job_cancel_by_operator(job_id=job.pk, operator=request.user)
             except ServiceError as error:
                 self.message_user(request, f"{job.pk}: {error.detail}", messages.ERROR)
                 continue

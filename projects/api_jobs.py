@@ -3,9 +3,10 @@ view, jobs, page review and the staff's queue order. Thin: parse, call a service
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -30,6 +31,17 @@ from projects.serializers import (
     StatusViewSerializer,
 )
 from projects.status_view import status_view_for
+
+
+class EngineUnavailableProblem(APIException):
+    """503 engine_unavailable, with Retry-After (CAPACITY_RETRY_SECONDS)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "engine_unavailable"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.wait = float(settings.CAPACITY_RETRY_SECONDS)
 
 
 def status_response(project_id: str, request: Request) -> Response:
@@ -59,14 +71,21 @@ class ProcessNextBatchView(APIView):
         operation_id="projects_process_next_batch",
         tags=["processing"],
         request=None,
-        responses={200: BatchRunResultSerializer, **problem_responses(400, 402, 409)},
+        responses={200: BatchRunResultSerializer, **problem_responses(400, 402, 409, 503)},
         description="Run the next batch synchronously and answer with its result (manual and admin use); "
-        "the next rung is not queued. 409 job_in_flight when a batch is already queued or running.",
+        "the next rung is not queued. 409 job_in_flight when a batch is already queued or running. 503 "
+        "engine_unavailable (with Retry-After) when the engine is down, warming up or at capacity: the batch "
+        "ended, its finished pages kept and charged, the rest of the hold released.",
     )
     @idempotent
     def post(self, request: Request, project_id: str) -> Response:
         job = jobs.process_start(owner=request_user(request), project_id=project_id, inline=True)
         outcome = batch_execute(job=job, advance=False)
+        if outcome.unavailable and not outcome.cancelled:
+            raise EngineUnavailableProblem(
+                f"The translation engine is not available ({outcome.unavailable}); "
+                f"{len(outcome.processed)} of {outcome.job.page_count} pages were translated before it stopped."
+            )
         outcome.job.project.refresh_from_db()
         body = {**vars(outcome), "project_status": outcome.job.project.status}
         return Response(BatchRunResultSerializer(body).data)

@@ -28,11 +28,15 @@ def next_batch_pages(*, project: Project) -> QuerySet[Page]:
     return pending if size is None else pending[:size]
 
 
-def retryable_pages(*, project: Project) -> QuerySet[Page]:
-    """Included Failed pages with attempts left, in book order."""
-    return project.pages.filter(
-        included=True, status=PageStatus.FAILED, attempts__lt=settings.PAGE_MAX_ATTEMPTS
-    ).order_by("index")
+def retryable_pages(*, project: Project, automatic: bool = False) -> QuerySet[Page]:
+    """Included Failed pages with attempts left, in book order. `automatic` (the ladder's
+    own retry) leaves out the pages whose failure would repeat (the engine said so: a 4xx
+    from the server, the reply cut at max tokens, a language it cannot translate); the owner
+    may still retry those by hand."""
+    pages = project.pages.filter(included=True, status=PageStatus.FAILED, attempts__lt=settings.PAGE_MAX_ATTEMPTS)
+    if automatic:
+        pages = pages.filter(failure_retryable=True)
+    return pages.order_by("index")
 
 
 def project_batch_quote(*, project: Project, page_count: int | None = None) -> BatchQuote:

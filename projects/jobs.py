@@ -7,7 +7,10 @@ Invariants:
 - a job's hold is placed in the transaction that creates the job, under the cause
   (job, job id), and settled or released exactly once by the wallet;
 - the Job table decides who runs a batch: a claim bumps `claims`, and a worker only
-  commits pages and settles while its claim is the latest one.
+  commits pages and settles while its claim is the latest one; a Celery message only wakes
+  a worker, and beat sends the wake-up again for jobs that waited too long (a lost message);
+- a batch that ends early (a cancel, an outage during process-next-batch) is charged for
+  its Approved pages (at most the hold) and the rest released, exactly once.
 """
 
 from __future__ import annotations
@@ -15,22 +18,25 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import timedelta
+from decimal import Decimal
 from functools import partial
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import F, Min, Q
 from django.utils import timezone
 
 from accounts.models import User
-from core.errors import Conflict, ServiceError
+from core.errors import Conflict, ServiceError, ValidationFailed
+from core.money import exact_sum
 from projects.billing import next_batch_pages, project_batch_quote, project_next_work_quote, retryable_pages
 from projects.events import job_finished_publish, status_changed_publish
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, QueueTicket
 from wallet.alerts import auto_top_up_for_paused_book
-from wallet.models import CauseType
+from wallet.models import CauseType, Hold
 from wallet.pricing import BatchQuote, SpendingCeilingReached, batch_gate
-from wallet.services import InsufficientCredit, hold_place, hold_release, wallet_lock
+from wallet.services import InsufficientCredit, hold_place, hold_release, hold_settle, wallet_lock
 
 logger = logging.getLogger(__name__)
 
@@ -155,14 +161,15 @@ def _process_start(*, owner: User, project_id: uuid.UUID | str, kind: str, inlin
 
 def ladder_advance(*, project: Project) -> Job | None:
     """After a batch (or when credit lands): queue the next rung, or the retry of failed
-    pages with attempts left, if the wallet covers it; pause for credit if not; or finish
-    the book. The caller holds the project row lock. Returns the job queued, if any."""
+    pages with attempts left (only those whose failure may not repeat), if the wallet
+    covers it; pause for credit if not; or finish the book. The caller holds the project row
+    lock. Returns the job queued, if any."""
     if job_in_flight(project=project) is not None:
         return None
     pages = list(next_batch_pages(project=project))
     kind = JobKind.PROCESS_NEXT_BATCH
     if not pages:
-        pages, kind = list(retryable_pages(project=project)), JobKind.RETRY_FAILED_PAGES
+        pages, kind = list(retryable_pages(project=project, automatic=True)), JobKind.RETRY_FAILED_PAGES
     if not pages:
         failed = project.pages.filter(included=True, status=PageStatus.FAILED).exists()
         project_status_set(project, ProjectStatus.COMPLETED_WITH_ERRORS if failed else ProjectStatus.COMPLETE)
@@ -228,12 +235,20 @@ def projects_resume_for_credit(*, user_id: uuid.UUID) -> list[Job]:
     return queued
 
 
+def _capacity_wait() -> Q:
+    """Queued jobs of books paused for capacity whose CAPACITY_RETRY_SECONDS are not over:
+    no worker takes them before then (other books' jobs go first meanwhile)."""
+    retry_from = timezone.now() - timedelta(seconds=settings.CAPACITY_RETRY_SECONDS)
+    return Q(project__status=ProjectStatus.PAUSED_NEEDS_CAPACITY, status_changed_at__gt=retry_from)
+
+
 def job_claim(*, job_id: uuid.UUID | None = None) -> Job | None:
     """Claims a Queued job (the one given, or the lowest position) for this worker:
     Running, a fresh heartbeat, claims + 1. FOR UPDATE SKIP LOCKED on PostgreSQL, so two
-    workers never claim the same job; SQLite serializes writers (one worker)."""
+    workers never claim the same job; SQLite serializes writers (one worker). A job paused
+    for capacity is claimable again CAPACITY_RETRY_SECONDS after it was paused."""
     with transaction.atomic():
-        queued = Job.objects.filter(status=JobStatus.QUEUED)
+        queued = Job.objects.filter(status=JobStatus.QUEUED).exclude(_capacity_wait())
         if job_id is not None:
             queued = queued.filter(pk=job_id)
         queued = queued.order_by("queue_position")
@@ -280,27 +295,66 @@ def jobs_stale_requeue(
     return requeued
 
 
+def jobs_queued_redispatch(*, waited_seconds: int | None = None) -> int:
+    """Beat: sends again the wake-up of every Queued job that has waited longer than
+    JOB_REDISPATCH_SECONDS (or `waited_seconds`) — for a book paused for capacity, that long
+    after its CAPACITY_RETRY_SECONDS are over — at most once per that period per job. A
+    message lost with Redis never leaves a book stuck; a spare one is harmless, since the
+    claim decides who runs and a message that finds nothing does nothing. Returns how many
+    wake-ups were sent."""
+    wait = settings.JOB_REDISPATCH_SECONDS if waited_seconds is None else waited_seconds
+    now = timezone.now()
+    paused = Q(project__status=ProjectStatus.PAUSED_NEEDS_CAPACITY)
+    overdue = Job.objects.filter(
+        (~paused & Q(status_changed_at__lt=now - timedelta(seconds=wait)))
+        | (paused & Q(status_changed_at__lt=now - timedelta(seconds=wait + settings.CAPACITY_RETRY_SECONDS))),
+        status=JobStatus.QUEUED,
+    ).order_by("queue_position")
+    sent = 0
+    for job_id, kind in overdue.values_list("pk", "kind"):
+        if not cache.add(f"projects:job-redispatched:{job_id}", True, timeout=max(wait, 1)):
+            continue
+        _dispatch(queue=QUEUE_OF_KIND[kind])
+        sent += 1
+    if sent:
+        logger.warning("sent the wake-up again for %d queued job(s) that waited over %ss", sent, wait)
+    return sent
+
+
+def job_hold_resolve(*, job: Job, memo: str = "") -> Decimal:
+    """Ends the hold of a batch that stops early: the job's Approved pages are charged
+    (their measured cost, at most the hold) and the rest released; a batch with no
+    finished page is only released. Exactly once (the wallet resolves a hold once); `memo`
+    goes on the ledger entries. Returns the amount charged."""
+    hold = Hold.objects.filter(cause_type=CauseType.JOB, cause_id=str(job.pk)).first()
+    if hold is None:
+        return Decimal(0)
+    approved = job.pages.filter(status=PageStatus.APPROVED)
+    if approved.exists():
+        hold_settle(hold=hold, amount=exact_sum(approved, "cost_usd"), memo=memo)
+    else:
+        hold_release(hold=hold, memo=memo)
+    return hold.settled_amount or Decimal(0)
+
+
 def job_cancel_queued(*, job: Job, reason: str) -> None:
-    """Ends a job that never ran: its hold released, its pages back to Pending. The caller
-    holds the project lock."""
+    """Ends a Queued job: its pages not yet done back to Pending, its hold settled for the
+    pages it already translated (a job requeued by the reaper, or paused for capacity,
+    keeps them) and released for the rest, exactly once; the ledger entries carry `reason`.
+    The caller holds the project lock. A job no longer Queued is left alone."""
     locked = Job.objects.select_for_update().get(pk=job.pk)
     if locked.status != JobStatus.QUEUED:
         return
     Page.objects.filter(job=locked, status=PageStatus.IN_PROGRESS).update(status=PageStatus.PENDING)
-    _hold_release_for(locked)
-    now = timezone.now()
-    locked.status, locked.error_text, locked.progress_note = JobStatus.FAILED, reason, reason
-    locked.finished_at = locked.status_changed_at = now
-    locked.save(update_fields=["status", "error_text", "progress_note", "finished_at", "status_changed_at"])
+    locked.charged_usd = job_hold_resolve(job=locked, memo=reason)
+    done = locked.pages.filter(status=PageStatus.APPROVED).count()
+    locked.status, locked.error_text = JobStatus.FAILED, reason
+    locked.progress_note = f"{reason} {done} of {locked.page_count} pages were done." if done else reason
+    locked.finished_at = locked.status_changed_at = timezone.now()
+    locked.save(
+        update_fields=["status", "error_text", "progress_note", "charged_usd", "finished_at", "status_changed_at"]
+    )
     job_finished_publish(job_id=locked.pk, project_id=locked.project_id, owner_id=locked.owner_id, ok=False)
-
-
-def _hold_release_for(job: Job) -> None:
-    from wallet.models import Hold
-
-    hold = Hold.objects.filter(cause_type=CauseType.JOB, cause_id=str(job.pk)).first()
-    if hold is not None:
-        hold_release(hold=hold)
 
 
 def queue_move(*, job_id: uuid.UUID | str, before_job_id: uuid.UUID | str | None = None) -> Job:
@@ -313,7 +367,9 @@ def queue_move(*, job_id: uuid.UUID | str, before_job_id: uuid.UUID | str | None
             front = Job.objects.filter(status=JobStatus.QUEUED).aggregate(low=Min("queue_position"))["low"]
             job.queue_position = (front if front is not None else 0) - 1
         else:
-            anchor = Job.objects.get(pk=before_job_id, status=JobStatus.QUEUED)
+            anchor = Job.objects.filter(pk=before_job_id, status=JobStatus.QUEUED).first()
+            if anchor is None:
+                raise ValidationFailed({"beforeJobId": ["Not a queued job."]})
             # Make room: everything from the anchor back moves one place.
             Job.objects.filter(Q(status=JobStatus.QUEUED) & Q(queue_position__lt=anchor.queue_position)).exclude(
                 pk=job.pk
@@ -323,23 +379,50 @@ def queue_move(*, job_id: uuid.UUID | str, before_job_id: uuid.UUID | str | None
         return job
 
 
-def project_cancel(*, owner: User, project_id: uuid.UUID | str) -> Project:
-    """POST cancel: a queued batch is dropped (hold released) and the book is Cancelled at
-    once; a running batch makes it Cancelling until the worker stops at the next page
-    boundary (finished pages charged, the rest released), then Cancelled."""
+def project_cancel(*, owner: User, project_id: uuid.UUID | str, operator: User | None = None) -> Project:
+    """POST cancel (and the admin's cancels, with `operator`): a queued batch ends at once —
+    the pages it already translated charged (at most its hold), the rest released — and the
+    book is Cancelled; a running batch makes it Cancelling until the worker stops at the
+    next page boundary (finished pages charged, the rest released), then Cancelled. The
+    job's error text and the ledger entries say who cancelled."""
     from projects.selectors import project_get_for_owner
 
     with transaction.atomic():
         project = project_get_for_owner(owner=owner, project_id=project_id, for_update=True)
-        if project.status in (ProjectStatus.CANCELLED, ProjectStatus.CANCELLING):
-            return project
-        if project.status in (ProjectStatus.COMPLETE, ProjectStatus.FAILED, ProjectStatus.CREATED):
-            raise Conflict(f"A {project.status} book has nothing to cancel.", code="project_not_cancellable")
+        return _project_cancel_locked(project=project, operator=operator)
+
+
+def job_cancel_by_operator(*, job_id: uuid.UUID | str, operator: User) -> Project:
+    """The admin's cancel of a job: its book is cancelled as by project_cancel (the same
+    settlement), the ledger entries naming the operator. 409 when the job is no longer in
+    flight. Returns the book."""
+    with transaction.atomic():
+        project_id = Job.objects.values_list("project_id", flat=True).get(pk=job_id)
+        project = Project.objects.select_for_update().get(pk=project_id)
         job = job_in_flight(project=project)
-        if job is not None and job.status == JobStatus.RUNNING:
-            project_status_set(project, ProjectStatus.CANCELLING)
-            return project
-        if job is not None:
-            job_cancel_queued(job=job, reason="Cancelled by the owner before it ran.")
-        project_status_set(project, ProjectStatus.CANCELLED)
+        if job is None or str(job.pk) != str(job_id):
+            raise Conflict("The job is no longer queued or running.")
+        return _project_cancel_locked(project=project, operator=operator)
+
+
+def cancel_reason(*, operator: User | None) -> str:
+    """What a cancelled job and its ledger entries say about who cancelled."""
+    return f"Cancelled by operator {operator.email}." if operator is not None else "Cancelled by the owner."
+
+
+def _project_cancel_locked(*, project: Project, operator: User | None) -> Project:
+    if project.status in (ProjectStatus.CANCELLED, ProjectStatus.CANCELLING):
         return project
+    if project.status in (ProjectStatus.COMPLETE, ProjectStatus.FAILED, ProjectStatus.CREATED):
+        raise Conflict(f"A {project.status} book has nothing to cancel.", code="project_not_cancellable")
+    reason = cancel_reason(operator=operator)
+    job = job_in_flight(project=project)
+    if job is not None and job.status == JobStatus.RUNNING:
+        # The worker settles at its next page boundary and reads who cancelled from here.
+        Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(error_text=reason)
+        project_status_set(project, ProjectStatus.CANCELLING)
+        return project
+    if job is not None:
+        job_cancel_queued(job=job, reason=reason)
+    project_status_set(project, ProjectStatus.CANCELLED)
+    return project

@@ -179,6 +179,9 @@ class Page(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     failure_reason = models.TextField(blank=True)
+    failure_retryable = models.BooleanField(
+        default=True, help_text="False when the failure would repeat (the ladder does not retry it by itself)"
+    )
     translated_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)

@@ -3,15 +3,19 @@ finishes, then settlement and the ladder's next step.
 
 - Pages go to the engine from ENGINE_CONCURRENCY threads, so a vLLM server's continuous
   batching stays full; each result is committed on its own (Approved with its review
-  package and measured cost, or Failed with the reason, one attempt used), so a worker that
-  dies mid-batch loses no finished page.
+  package and measured cost, or Failed with the reason, one attempt used, and whether the
+  ladder may retry it by itself), so a worker that dies mid-batch loses no finished page.
 - The worker commits only while its claim is the job's latest (`Job.claims`): a worker
   the reaper gave up on cannot commit pages or settle after another took over.
 - Cancelling stops at the next page boundary: pages not started go back to Pending; the
   finished ones are charged, the rest of the hold released.
-- An engine that is down or warming up (EngineUnavailable) pauses the book
-  (PausedNeedsCapacity) with the job Queued again, its hold kept and no attempt used; it is
-  retried every CAPACITY_RETRY_SECONDS.
+- An engine that is down, warming up or saturated (EngineUnavailable, EngineSaturated:
+  429s or 503s after its own retries) stops the batch at the page boundary and pauses the
+  book (PausedNeedsCapacity) with the job Queued again, its committed pages and its hold
+  kept and no attempt used; it is claimable again after CAPACITY_RETRY_SECONDS, and the
+  book shows Calibrating or Processing again once a worker has it. Run inline
+  (process-next-batch), the batch ends instead: its finished pages charged, the rest
+  released, the caller answered 503 engine_unavailable.
 - Settlement: charge = min(sum of the measured costs of the batch's Approved pages, hold),
   exactly once (the wallet's hold resolves once).
 """
@@ -35,9 +39,17 @@ from django.utils import timezone
 from core.metrics import engine_translate_observed, page_outcome_count
 from core.money import exact_sum
 from projects.events import job_finished_publish
-from projects.jobs import QUEUE_OF_KIND, _dispatch, ladder_advance, project_status_set, working_status
+from projects.jobs import QUEUE_OF_KIND, _dispatch, cancel_reason, ladder_advance, project_status_set, working_status
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus
-from translation.engines import EngineError, EngineUnavailable, PageInput, PageResult, completeness_problem, engine_get
+from translation.engines import (
+    EngineError,
+    EngineUnavailable,
+    PageInput,
+    PageResult,
+    completeness_problem,
+    engine_get,
+    model_status_forget,
+)
 from wallet.models import CauseType, Hold
 from wallet.services import hold_settle
 
@@ -57,6 +69,7 @@ class BatchOutcome:
     cancelled: bool = False
     unavailable: str = ""
     superseded: bool = False
+    reason: str = ""  # why a batch ended early (goes on the job and the ledger entries)
 
 
 class _Heartbeat:
@@ -126,7 +139,14 @@ def _previous_pages_context(project: Project, pages: list[Page]) -> dict[int, st
 
 
 def _page_commit(
-    *, job: Job, claim: int, page: Page, result: PageResult | None, error: str, done: int | None = None
+    *,
+    job: Job,
+    claim: int,
+    page: Page,
+    result: PageResult | None,
+    error: str,
+    done: int | None = None,
+    retryable: bool = True,
 ) -> bool:
     """Commits one page's outcome, unless the page or the job is no longer this worker's.
     Two statements: the job's row (the claim check, the heartbeat and the progress note,
@@ -149,9 +169,15 @@ def _page_commit(
                 completion_tokens=result.completion_tokens,
             )
         if result is not None and not error:
-            changes.update(status=PageStatus.APPROVED, cost_usd=result.cost_usd, translated_at=now, failure_reason="")
+            changes.update(
+                status=PageStatus.APPROVED,
+                cost_usd=result.cost_usd,
+                translated_at=now,
+                failure_reason="",
+                failure_retryable=True,
+            )
         else:
-            changes.update(status=PageStatus.FAILED, failure_reason=error[:2000])
+            changes.update(status=PageStatus.FAILED, failure_reason=error[:2000], failure_retryable=retryable)
         return bool(Page.objects.filter(pk=page.pk, job=job, status=PageStatus.IN_PROGRESS).update(**changes))
 
 
@@ -167,25 +193,35 @@ def _cancelling(project_id: uuid.UUID) -> bool:
     return Project.objects.filter(pk=project_id, status=ProjectStatus.CANCELLING).exists()
 
 
-def _collected(future: Future[tuple[PageResult | None, str]]) -> tuple[PageResult | None, str, str]:
-    """(result, error, outage) of one page's future: an outage is not the page's fault."""
+@dataclass(frozen=True)
+class _Collected:
+    """One page's outcome at the engine: a result, an error (and whether it may go away on
+    another attempt), or an outage, which is not the page's fault."""
+
+    result: PageResult | None = None
+    error: str = ""
+    retryable: bool = True
+    outage: str = ""
+
+
+def _collected(future: Future[tuple[PageResult | None, str]]) -> _Collected:
     try:
         result, error = future.result()
-        return result, error, ""
+        return _Collected(result=result, error=error)
     except EngineUnavailable as down:
-        return None, "", str(down) or "The translation engine is not available."
+        return _Collected(outage=str(down) or "The translation engine is not available.")
     except EngineError as failed:
-        return None, str(failed) or "The engine failed on this page.", ""
+        return _Collected(error=str(failed) or "The engine failed on this page.", retryable=failed.retryable)
     except Exception as crash:
         logger.exception("a page crashed the engine")
-        return None, f"Internal error while translating: {type(crash).__name__}.", ""
+        return _Collected(error=f"Internal error while translating: {type(crash).__name__}.")
 
 
 def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
     """Runs a job this worker has just claimed, to the end (or to a cancel, or to an
     engine outage), then settles it and, when `advance`, queues the next rung."""
     claim = job.claims
-    project = job.project
+    project = _project_working(job, claim)
     engine = engine_get()
     outcome = BatchOutcome(job=job)
     pages = list(job.pages.filter(status=PageStatus.IN_PROGRESS).order_by("index"))
@@ -195,11 +231,19 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
 
     def handle(page: Page, future: Future[tuple[PageResult | None, str]]) -> None:
         nonlocal done
-        result, error, outage = _collected(future)
-        if outage:
-            outcome.unavailable = outage
+        collected = _collected(future)
+        if collected.outage:
+            outcome.unavailable = collected.outage
             return
-        if _page_commit(job=job, claim=claim, page=page, result=result, error=error, done=done + 1):
+        if _page_commit(
+            job=job,
+            claim=claim,
+            page=page,
+            result=collected.result,
+            error=collected.error,
+            done=done + 1,
+            retryable=collected.retryable,
+        ):
             done += 1
         elif not _still_mine(job, claim):
             outcome.superseded = True
@@ -226,6 +270,15 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
     return batch_finish(outcome=outcome, claim=claim, advance=advance)
 
 
+def _project_working(job: Job, claim: int) -> Project:
+    """A book paused for capacity is Calibrating or Processing again while its batch runs."""
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=job.project_id)
+        if project.status == ProjectStatus.PAUSED_NEEDS_CAPACITY and _still_mine(job, claim):
+            project_status_set(project, working_status(project))
+        return project
+
+
 def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOutcome:
     """Settles the batch exactly once and moves the book on."""
     job = outcome.job
@@ -236,7 +289,11 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
             outcome.superseded = True
             return outcome
         now = timezone.now()
+        if project.status == ProjectStatus.CANCELLING:  # a cancel wins over an outage
+            outcome.cancelled = True
         if outcome.unavailable:
+            model_status_forget()  # the overlay shows the engine's new state at once
+        if outcome.unavailable and advance and not outcome.cancelled:
             locked.status, locked.status_changed_at = JobStatus.QUEUED, now
             locked.progress_note = f"Waiting for the translation engine: {outcome.unavailable}"[:500]
             locked.save(update_fields=["status", "status_changed_at", "progress_note"])
@@ -245,19 +302,25 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
             transaction.on_commit(lambda: _dispatch(queue=queue, countdown=settings.CAPACITY_RETRY_SECONDS))
             outcome.job = locked
             return outcome
+        stopped = outcome.cancelled or bool(outcome.unavailable)
         if outcome.cancelled:
+            outcome.reason = locked.error_text or cancel_reason(operator=None)
+        elif outcome.unavailable:
+            outcome.reason = f"Stopped: the translation engine is unavailable ({outcome.unavailable})"[:500]
+        if stopped:
             Page.objects.filter(job=locked, status=PageStatus.IN_PROGRESS).update(status=PageStatus.PENDING)
         batch_pages = list(locked.pages.order_by("index"))
         outcome.processed = [page for page in batch_pages if page.status == PageStatus.APPROVED]
         outcome.failed = [page for page in batch_pages if page.status == PageStatus.FAILED]
         outcome.measured_usd = exact_sum(locked.pages.filter(status=PageStatus.APPROVED), "cost_usd")
         hold = Hold.objects.get(cause_type=CauseType.JOB, cause_id=str(locked.pk))
-        hold_settle(hold=hold, amount=outcome.measured_usd)
+        hold_settle(hold=hold, amount=outcome.measured_usd, memo=outcome.reason)
         locked.charged_usd = hold.settled_amount
         locked.finished_at = locked.status_changed_at = now
-        if outcome.cancelled:
-            locked.status, locked.error_text = JobStatus.FAILED, "Cancelled by the owner."
-            locked.progress_note = f"Cancelled after {len(outcome.processed)} of {locked.page_count} pages."
+        if stopped:
+            locked.status, locked.error_text = JobStatus.FAILED, outcome.reason
+            verb = "Cancelled" if outcome.cancelled else "Stopped by an engine outage"
+            locked.progress_note = f"{verb} after {len(outcome.processed)} of {locked.page_count} pages."
         else:
             locked.status = JobStatus.SUCCEEDED
             locked.progress_note = f"{len(outcome.processed)} of {locked.page_count} pages translated" + (
@@ -265,11 +328,12 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
             )
         locked.save()
         outcome.job = locked
-        job_finished_publish(
-            job_id=locked.pk, project_id=locked.project_id, owner_id=locked.owner_id, ok=not outcome.cancelled
-        )
+        job_finished_publish(job_id=locked.pk, project_id=locked.project_id, owner_id=locked.owner_id, ok=not stopped)
         if outcome.cancelled:
             project_status_set(project, ProjectStatus.CANCELLED)
+            return outcome
+        if stopped:
+            project_status_set(project, working_status(project))
             return outcome
         if locked.kind == JobKind.PROCESS_NEXT_BATCH:
             project.approval_count += 1
@@ -287,7 +351,7 @@ def _status_after_manual_batch(project: Project) -> None:
     it stands (Complete or CompletedWithErrors when nothing is left)."""
     from projects.billing import next_batch_pages, retryable_pages
 
-    if next_batch_pages(project=project).exists() or retryable_pages(project=project).exists():
+    if next_batch_pages(project=project).exists() or retryable_pages(project=project, automatic=True).exists():
         return
     failed = project.pages.filter(included=True, status=PageStatus.FAILED).exists()
     project_status_set(project, ProjectStatus.COMPLETED_WITH_ERRORS if failed else ProjectStatus.COMPLETE)

@@ -120,8 +120,8 @@ def status_view_for(*, project: Project) -> StatusView:
         )
     elif state in (ProjectStatus.CALIBRATING, ProjectStatus.PROCESSING):
         if job is not None and job.status == JobStatus.QUEUED:
-            waiting_on = "gpu_warmup" if gpu == "starting" else "queue"
-            title = "Waiting for the translation engine" if gpu == "starting" else "Queued"
+            waiting_on = {"starting": "gpu_warmup", "throttled": "gpu_capacity"}.get(gpu, "queue")
+            title = "Queued" if waiting_on == "queue" else "Waiting for the translation engine"
             detail = f"The next batch of {job.page_count} pages waits its turn; {done}."
         elif job is not None:
             title = "Calibrating" if state == ProjectStatus.CALIBRATING else "Translating"

@@ -1,7 +1,8 @@
 """Background work of projects: thin Celery tasks that call the services.
 
 Normalize runs here for books over NORMALIZE_INLINE_MAX_PAGES; beat runs the periodic ones
-(CELERY_BEAT_SCHEDULE): the stale-normalize requeue and the two purges.
+(CELERY_BEAT_SCHEDULE): the stale-normalize requeue, the reaper, the wake-up of jobs whose
+message was lost, and the two purges.
 """
 
 from __future__ import annotations
@@ -53,3 +54,9 @@ def job_run_next() -> str | None:
 def jobs_stale_requeue() -> int:
     """Periodic (the reaper): queue again the running jobs whose worker stopped beating."""
     return jobs.jobs_stale_requeue()
+
+
+@shared_task(name="projects.tasks.jobs_queued_redispatch")
+def jobs_queued_redispatch() -> int:
+    """Periodic: send again the wake-up of queued jobs that waited too long (a lost message)."""
+    return jobs.jobs_queued_redispatch()

@@ -9,3 +9,12 @@ register(
     "The configured translation engine cannot translate from this source language into this target "
     "language; `supportedPairs` lists the pairs it can (source null: any). Nothing was held or charged.",
 )
+register(
+    "engine_unavailable",
+    503,
+    "Translation engine unavailable",
+    "process-next-batch could not run its batch: the translation engine is down, warming up or at capacity "
+    "(429s or 503s after its retries). The batch ended: the pages it finished before the outage are kept and "
+    "charged, the rest of the hold released, the others back to Pending. Call again after Retry-After seconds, "
+    "or use process, which waits for the engine by itself.",
+)

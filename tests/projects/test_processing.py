@@ -6,6 +6,8 @@ runs for each message; the end-to-end test with a real worker process is separat
 
 from __future__ import annotations
 
+import shutil
+import uuid
 from datetime import timedelta
 from decimal import Decimal
 
@@ -41,6 +43,35 @@ def credit(user, amount: str, cause: str = "seed") -> None:  # type: ignore[no-u
 def book(owner, pages: int = 40) -> Project:  # type: ignore[no-untyped-def]
     project = ProjectFactory(owner=owner)
     pages_add(project, pages, text_layer="The quick brown fox jumps over the lazy dog. " * 20, has_text_layer=True)
+    return project
+
+
+WORDS = [
+    "amber",
+    "birch",
+    "cedar",
+    "dune",
+    "ember",
+    "fjord",
+    "grove",
+    "heath",
+    "inlet",
+    "juniper",
+    "kestrel",
+    "lagoon",
+    "meadow",
+    "nettle",
+    "orchard",
+]
+
+
+def varied_book(owner, pages: int) -> Project:  # type: ignore[no-untyped-def]
+    """A book whose pages differ (the completeness check refuses a page that repeats the
+    end of the one before, so a real engine needs distinct pages)."""
+    project = ProjectFactory(owner=owner)
+    for index in range(pages):
+        words = " ".join(WORDS[(index + shift) % len(WORDS)] for shift in range(0, 45, 4))
+        pages_add(project, 1, text_layer=f"Chapter {index + 1}. The {words} walked home. " * 6, has_text_layer=True)
     return project
 
 
@@ -270,6 +301,8 @@ def test_an_engine_that_is_down_pauses_the_book_until_it_is_back(user, auth_clie
     status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
     assert (status["waitingOn"], status["gpu"], status["phase"]) == ("gpu_warmup", "starting", "waiting")
     settings.ECHO_ENGINE_UNAVAILABLE = False
+    assert run_worker() == 0  # not before CAPACITY_RETRY_SECONDS
+    settings.CAPACITY_RETRY_SECONDS = 0
     run_worker()
     project.refresh_from_db()
     assert project.status == ProjectStatus.COMPLETE
@@ -415,3 +448,404 @@ def test_a_language_pair_the_engine_lacks_is_refused_before_any_hold(user, auth_
     assert "supportedPairs" in response.json()
     assert not Job.objects.exists()
     assert not Hold.objects.exists()
+
+
+# --- cancels that settle what was already done --------------------------------------------
+
+
+def requeued_with_two_pages_done(user, auth_client, settings) -> Job:  # type: ignore[no-untyped-def]
+    """A 40-page book whose 5-page batch lost its worker after two pages and was requeued
+    by the reaper: Queued, its hold open, two of its pages Approved."""
+    project = book(user, pages=40)
+    credit(user, "5")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    job_run_next()
+    job = jobs.job_claim()
+    assert job is not None
+    from projects.runner import _page_input, _translate
+    from translation.engines import engine_get
+
+    for page in list(job.pages.order_by("index"))[:2]:
+        result, error = _translate(engine_get(), _page_input(project, page, ""))
+        assert _page_commit(job=job, claim=job.claims, page=page, result=result, error=error)
+    Job.objects.filter(pk=job.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    )
+    assert jobs.jobs_stale_requeue() == 1
+    job.refresh_from_db()
+    assert job.status == JobStatus.QUEUED
+    return job
+
+
+def test_an_operator_cancelling_a_requeued_job_charges_its_done_pages_and_names_the_operator(
+    user, auth_client, settings, client
+):
+    from tests.factories import UserFactory
+    from wallet.models import LedgerEntry
+
+    job = requeued_with_two_pages_done(user, auth_client, settings)
+    done = exact_sum(job.pages.filter(status=PageStatus.APPROVED), "cost_usd")
+    assert done > 0
+    balance_before = Wallet.objects.get(user=user).balance
+    operator = UserFactory(is_staff=True, is_superuser=True, email="ops@example.com")
+    client.force_login(operator)
+    answer = client.post("/admin/projects/job/", {"action": "cancel_queued", "_selected_action": [str(job.pk)]})
+    assert answer.status_code == 302
+    job.refresh_from_db()
+    hold = Hold.objects.get(cause_type="job", cause_id=str(job.pk))
+    assert (job.status, hold.state, hold.settled_amount, job.charged_usd) == (
+        JobStatus.FAILED,
+        HoldState.SETTLED,
+        done,
+        done,
+    )
+    assert "ops@example.com" in job.error_text
+    wallet = Wallet.objects.get(user=user)
+    assert (wallet.balance, wallet.reserved) == (balance_before - done, 0)
+    entries = LedgerEntry.objects.filter(cause_type="job", cause_id=str(job.pk)).exclude(kind=EntryKind.HOLD)
+    assert {entry.kind for entry in entries} == {EntryKind.HOLD_RELEASE, EntryKind.BATCH_CHARGE}
+    assert all("ops@example.com" in entry.memo for entry in entries)
+    assert job.pages.filter(status=PageStatus.APPROVED).count() == 2
+    assert job.pages.filter(status=PageStatus.PENDING).count() == 3
+    assert Project.objects.get(pk=job.project_id).status == ProjectStatus.CANCELLED
+    # Once only: a second cancel (API or admin) changes nothing.
+    client.post("/admin/projects/job/", {"action": "cancel_queued", "_selected_action": [str(job.pk)]})
+    assert auth_client.post(f"/v1/projects/{job.project_id}/cancel").json()["state"] == "Cancelled"
+    assert LedgerEntry.objects.filter(cause_type="job", cause_id=str(job.pk)).count() == entries.count() + 1
+    assert_settled_exactly(job.project)
+
+
+def test_the_owner_cancelling_a_requeued_job_charges_only_its_done_pages(user, auth_client, settings):
+    from wallet.models import LedgerEntry
+
+    job = requeued_with_two_pages_done(user, auth_client, settings)
+    done = exact_sum(job.pages.filter(status=PageStatus.APPROVED), "cost_usd")
+    response = auth_client.post(f"/v1/projects/{job.project_id}/cancel")
+    assert response.json()["state"] == "Cancelled"
+    job.refresh_from_db()
+    assert job.charged_usd == done
+    charge = LedgerEntry.objects.get(cause_type="job", cause_id=str(job.pk), kind=EntryKind.BATCH_CHARGE)
+    assert (charge.amount, charge.memo) == (-done, "Cancelled by the owner.")
+    assert Wallet.objects.get(user=user).reserved == 0
+    assert run_worker() == 0
+    assert_settled_exactly(job.project)
+
+
+# --- a saturated engine: sustained 429s -------------------------------------------------------
+
+
+@pytest.fixture
+def standin(settings):
+    """The OpenAI-compatible stand-in with the vllm engine on it: one page at a time, fast
+    retries (VLLM_MAX_RETRIES=2)."""
+    from tests.support.openai_server import OpenAIServer
+
+    with OpenAIServer() as server:
+        settings.TRANSLATION_ENGINE = "vllm"
+        settings.VLLM_BASE_URL, settings.VLLM_MODEL, settings.VLLM_API_KEY = server.url, server.model, ""
+        settings.VLLM_MAX_RETRIES = 2
+        settings.VLLM_RETRY_BASE_SECONDS = settings.VLLM_RETRY_MAX_SECONDS = 0.01
+        settings.ENGINE_CONCURRENCY = 1
+        yield server
+
+
+def paused_by_429s_after_two_pages(user, auth_client, standin) -> Project:  # type: ignore[no-untyped-def]
+    """A 10-page book past calibration whose 5-page batch (pages 2-6) met a saturated
+    server after two pages."""
+    project = varied_book(user, pages=10)
+    credit(user, "5")
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    job_run_next()  # calibration: page 1
+    standin.throttle(after=2)
+    job_run_next()
+    project.refresh_from_db()
+    return project
+
+
+def test_sustained_429s_pause_the_book_for_capacity_with_no_attempt_used_and_it_resumes_by_itself(
+    user, other_user, auth_client, jwt_client, standin, settings
+):
+    project = paused_by_429s_after_two_pages(user, auth_client, standin)
+    assert project.status == ProjectStatus.PAUSED_NEEDS_CAPACITY
+    job = project.jobs.get(status=JobStatus.QUEUED)
+    assert (job.page_count, job.claims) == (5, 1)
+    assert Hold.objects.get(cause_type="job", cause_id=str(job.pk)).state == HoldState.OPEN
+    pages = {page.index: (page.status, page.attempts) for page in project.pages.filter(index__lte=6)}
+    assert pages == {
+        1: (PageStatus.APPROVED, 1),
+        2: (PageStatus.APPROVED, 1),
+        3: (PageStatus.APPROVED, 1),
+        4: (PageStatus.IN_PROGRESS, 0),
+        5: (PageStatus.IN_PROGRESS, 0),
+        6: (PageStatus.IN_PROGRESS, 0),
+    }
+    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+    assert (status["state"], status["waitingOn"], status["gpu"], status["blockedOn"]) == (
+        "PausedNeedsCapacity",
+        "gpu_capacity",
+        "throttled",
+        None,
+    )
+    # Another book queued meanwhile waits on capacity too, not on the queue.
+    other = book(other_user, pages=3)
+    credit(other_user, "5", "other")
+    client = jwt_client(other_user)
+    client.post(f"/v1/projects/{other.pk}/process")
+    assert client.get(f"/v1/projects/{other.pk}/status").json()["waitingOn"] == "gpu_capacity"
+    assert client.post(f"/v1/projects/{other.pk}/cancel").json()["state"] == "Cancelled"  # one book is enough here
+    # Not before CAPACITY_RETRY_SECONDS, then by itself.
+    assert job_run_next() is None
+    standin.throttle(None)
+    settings.CAPACITY_RETRY_SECONDS = 0
+    run_worker()
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETE
+    assert set(project.pages.values_list("attempts", flat=True)) == {1}
+    job.refresh_from_db()
+    assert (job.status, job.claims) == (JobStatus.SUCCEEDED, 2)
+    assert_settled_exactly(project)
+
+
+def test_cancelling_a_book_paused_for_capacity_charges_the_pages_done_before_the_pause(user, auth_client, standin):
+    from wallet.models import LedgerEntry
+
+    project = paused_by_429s_after_two_pages(user, auth_client, standin)
+    job = project.jobs.get(status=JobStatus.QUEUED)
+    done = exact_sum(job.pages.filter(status=PageStatus.APPROVED), "cost_usd")
+    response = auth_client.post(f"/v1/projects/{project.pk}/cancel")
+    assert response.json()["state"] == "Cancelled"
+    job.refresh_from_db()
+    assert (job.status, job.charged_usd) == (JobStatus.FAILED, done)
+    assert job.pages.filter(status=PageStatus.PENDING).count() == 3
+    assert LedgerEntry.objects.filter(cause_type="job", cause_id=str(job.pk), kind=EntryKind.BATCH_CHARGE).count() == 1
+    assert Wallet.objects.get(user=user).reserved == 0
+    assert job_run_next() is None
+    assert_settled_exactly(project)
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_book_paused_for_capacity_shows_processing_again_while_its_batch_runs(user, auth_client, standin, settings):
+    import threading
+
+    from django.db import connection
+
+    project = paused_by_429s_after_two_pages(user, auth_client, standin)
+    assert project.status == ProjectStatus.PAUSED_NEEDS_CAPACITY
+    standin.throttle(None)
+    standin.latency = 0.3
+    settings.CAPACITY_RETRY_SECONDS = 0
+    before = len(standin.chat_requests())
+
+    def work() -> None:
+        try:
+            job_run_next()
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    while len(standin.chat_requests()) == before and worker.is_alive():
+        standin.wait(0.01)
+    seen = Project.objects.get(pk=project.pk).status
+    worker.join(timeout=30)
+    assert seen == ProjectStatus.PROCESSING
+    assert Project.objects.get(pk=project.pk).status == ProjectStatus.PROCESSING
+
+
+# --- failures not worth retrying, and process-next-batch during an outage ---------------------
+
+
+def test_a_page_the_engine_refuses_for_good_is_not_retried_by_the_ladder_but_can_be_by_hand(user, auth_client, standin):
+    from tests.support.openai_server import Fault
+
+    project = varied_book(user, pages=3)
+    credit(user, "5")
+    standin.fail_next(Fault.http(400))  # the calibration page is refused (a 4xx)
+    auth_client.post(f"/v1/projects/{project.pk}/process")
+    run_worker()
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETED_WITH_ERRORS
+    refused = project.pages.get(index=1)
+    assert (refused.status, refused.attempts, refused.failure_retryable) == (PageStatus.FAILED, 1, False)
+    assert "400" in refused.failure_reason
+    assert not project.jobs.filter(kind="RetryFailedPages").exists()
+    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+    assert (status["blockedOn"], status["nextAction"]) == ("retry", "retry")
+    assert auth_client.post(f"/v1/projects/{project.pk}/retry").status_code == 202
+    run_worker()
+    project.refresh_from_db()
+    refused.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETE
+    assert (refused.status, refused.attempts, refused.failure_retryable) == (PageStatus.APPROVED, 2, True)
+    assert_settled_exactly(project)
+
+
+def test_process_next_batch_during_an_outage_answers_503_and_ends_the_batch_cleanly(
+    user, auth_client, standin, settings
+):
+    settings.CAPACITY_RETRY_SECONDS = 45
+    project = varied_book(user, pages=10)
+    credit(user, "5")
+    assert auth_client.post(f"/v1/projects/{project.pk}/process-next-batch").status_code == 200
+    standin.throttle(after=2)
+    response = auth_client.post(f"/v1/projects/{project.pk}/process-next-batch", HTTP_IDEMPOTENCY_KEY="2")
+    assert_problem(response, 503, "engine_unavailable")
+    assert response["Retry-After"] == "45"
+    assert "2 of 5 pages" in response.json()["detail"]
+    job = project.jobs.order_by("queue_position").last()
+    done = exact_sum(job.pages.filter(status=PageStatus.APPROVED), "cost_usd")
+    assert (job.status, job.charged_usd) == (JobStatus.FAILED, done)
+    assert "unavailable" in job.error_text
+    project.refresh_from_db()
+    assert (project.status, project.approval_count) == (ProjectStatus.PROCESSING, 1)
+    assert not project.jobs.filter(status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).exists()
+    assert project.pages.filter(status=PageStatus.PENDING, attempts=0).count() == 7
+    assert Wallet.objects.get(user=user).reserved == 0
+    assert_settled_exactly(project)
+    standin.throttle(None)
+    again = auth_client.post(f"/v1/projects/{project.pk}/process-next-batch", HTTP_IDEMPOTENCY_KEY="3")
+    assert again.status_code == 200
+    assert [page["index"] for page in again.json()["processedPages"]] == [4, 5, 6, 7, 8]
+
+
+# --- the queue: lost messages, concurrent workers, reordering ----------------------------------
+
+
+def test_a_queued_job_whose_wake_up_was_lost_gets_it_again_from_beat(user, other_user, auth_client, settings):
+    import json
+
+    import redis
+
+    from projects.tasks import jobs_queued_redispatch
+
+    assert settings.CELERY_BEAT_SCHEDULE["jobs-queued-redispatch"]["task"] == "projects.tasks.jobs_queued_redispatch"
+    settings.JOB_REDISPATCH_SECONDS, settings.CAPACITY_RETRY_SECONDS = 300, 30
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    waiting = set(broker.lrange("process", 0, -1))
+    project = book(user, pages=3)
+    credit(user, "5")
+    auth_client.post(f"/v1/projects/{project.pk}/process")  # its wake-up never leaves the test's transaction
+    job = project.jobs.get()
+    paused = book(other_user, pages=3)
+    credit(other_user, "5", "other")
+    paused_job = jobs.process_start(owner=other_user, project_id=paused.pk)
+    Project.objects.filter(pk=paused.pk).update(status=ProjectStatus.PAUSED_NEEDS_CAPACITY)
+    now = timezone.now()
+    try:
+        assert jobs_queued_redispatch() == 0  # neither has waited long enough
+        Job.objects.filter(pk=job.pk).update(status_changed_at=now - timedelta(seconds=301))
+        Job.objects.filter(pk=paused_job.pk).update(status_changed_at=now - timedelta(seconds=320))
+        assert jobs_queued_redispatch() == 1  # the paused one is due only after its capacity retry too
+        sent = [json.loads(raw) for raw in set(broker.lrange("process", 0, -1)) - waiting]
+        assert [message["headers"]["task"] for message in sent] == ["projects.tasks.job_run_next"]
+        assert jobs_queued_redispatch() == 0  # once per JOB_REDISPATCH_SECONDS
+        Job.objects.filter(pk=paused_job.pk).update(status_changed_at=now - timedelta(seconds=331))
+        assert jobs_queued_redispatch() == 1
+    finally:
+        for raw in set(broker.lrange("process", 0, -1)) - waiting:
+            broker.lrem("process", 1, raw)
+        broker.close()
+    assert job_run_next() == str(job.pk)  # what the message runs: the claim decides
+    assert job_run_next() == str(paused_job.pk)
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_workers_claiming_at_once_take_each_job_once_and_the_lowest_position_first(user):
+    import threading
+
+    from django.db import connection, transaction
+
+    credit(user, "50")
+    queued = sorted(
+        (jobs.process_start(owner=user, project_id=book(user, pages=2).pk) for _ in range(12)),
+        key=lambda job: job.queue_position,
+    )
+    position = {job.pk: job.queue_position for job in queued}
+    # A job another worker is claiming is skipped, not waited on: the next lowest is taken.
+    skipped: list[Job | None] = []
+    with transaction.atomic():
+        Job.objects.select_for_update().get(pk=queued[0].pk)
+        other = threading.Thread(target=lambda: (skipped.append(jobs.job_claim()), connection.close()))
+        other.start()
+        other.join(timeout=30)
+    assert skipped[0] is not None
+    assert skipped[0].pk == queued[1].pk
+    # Four workers at once take the other eleven, each exactly once, each in position order.
+    together = threading.Barrier(4)
+    claimed: dict[int, list] = {}
+
+    def worker(number: int) -> None:
+        mine = []
+        try:
+            together.wait(timeout=30)
+            while (job := jobs.job_claim()) is not None:
+                mine.append(job.pk)
+        finally:
+            claimed[number] = mine
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(number,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    everything = [job_id for mine in claimed.values() for job_id in mine]
+    assert sorted(everything) == sorted(job.pk for job in queued if job.pk != queued[1].pk)
+    for mine in claimed.values():
+        assert [position[job_id] for job_id in mine] == sorted(position[job_id] for job_id in mine)
+    assert set(Job.objects.values_list("status", "claims")) == {(JobStatus.RUNNING, 1)}
+
+
+def test_staff_move_a_job_just_before_another_with_before_job_id(user, other_user, jwt_client):
+    from tests.factories import UserFactory
+
+    owners = [user, other_user, UserFactory()]
+    queued = []
+    for number, owner in enumerate(owners):
+        credit(owner, "5", f"seed-{number}")
+        queued.append(jobs.process_start(owner=owner, project_id=book(owner, pages=2).pk))
+    first, second, third = queued
+    staff = jwt_client(UserFactory(is_staff=True))
+    unknown = staff.post(f"/v1/jobs/{third.pk}/move", {"beforeJobId": str(uuid.uuid4())}, format="json")
+    assert_problem(unknown, 400, "validation_error")
+    assert Job.objects.get(pk=third.pk).queue_position == third.queue_position
+    moved = staff.post(f"/v1/jobs/{third.pk}/move", {"beforeJobId": str(second.pk)}, format="json")
+    assert moved.status_code == 200, moved.json()
+    assert moved.json()["queuePosition"] < second.queue_position
+    assert [jobs.job_claim().pk for _ in range(3)] == [first.pk, third.pk, second.pk]
+
+
+# --- the local engine, the whole way ---------------------------------------------------------
+
+
+@pytest.mark.skipif(
+    shutil.which("tesseract") is None or shutil.which("apertium") is None,
+    reason="tesseract and apertium are not installed (make test installs them)",
+)
+def test_the_local_engine_takes_an_english_book_to_complete_in_spanish(user, auth_client, settings):
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    from tests.translation.test_local_engine import page_image
+
+    settings.TRANSLATION_ENGINE = "local"
+    settings.TESSERACT_COMMAND, settings.APERTIUM_COMMAND = "tesseract", "apertium"
+    project = ProjectFactory(owner=user, target_language_code="es", source_language_override="en")
+    pages_add(project, 6, text_layer="The house is red.\n\nThe dog is big.", has_text_layer=True)
+    (scanned,) = pages_add(project, 1, text_layer="", has_text_layer=False)
+    default_storage.save(scanned.image_key, ContentFile(page_image("The house is red.")))
+    credit(user, "5")
+    assert auth_client.post(f"/v1/projects/{project.pk}/process").status_code == 202
+    assert run_worker() == 3  # 1, 5, then the last page
+    project.refresh_from_db()
+    assert project.status == ProjectStatus.COMPLETE
+    text_page = project.pages.get(index=3)
+    assert "La casa es roja." in text_page.translation
+    assert (text_page.engine, text_page.model_name) == ("local", "apertium eng-spa")
+    scanned.refresh_from_db()
+    assert "casa" in scanned.translation.lower()
+    assert "house" in scanned.source_text.lower()
+    assert scanned.model_name == "tesseract+apertium eng-spa"
+    assert_settled_exactly(project)

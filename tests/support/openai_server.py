@@ -10,7 +10,9 @@ GET /v1/models, GET /health — on 127.0.0.1 at a random port, and it is configu
 - faults for the next completions, in order (`fail_next`): an HTTP status (429 with
   Retry-After, 500, 503...), a timeout (the answer comes too late), a garbage body, a
   dropped connection, or a reply of given content;
-- an API key (completions and the model list then need `Authorization: Bearer <key>`).
+- an API key (completions and the model list then need `Authorization: Bearer <key>`);
+- sustained throttling (`throttle(after=n)`): after the next n completions, every one
+  answers 429 with Retry-After: 0 until `throttle(None)`, as a saturated server does.
 
 The "translation" is deterministic: every word of the page spelled backwards, Markdown
 markers kept (`fake_translation`). The page's text is read from the <page> section of the
@@ -148,6 +150,7 @@ class OpenAIServer:
         self._in_flight = 0
         self._starting_flag = False
         self._faults: deque[Fault] = deque()
+        self._served_before_throttling: int | None = None
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(capacity)
         self._stopped = threading.Event()
@@ -207,6 +210,20 @@ class OpenAIServer:
         """The next completions meet these faults, one each, in order."""
         with self._lock:
             self._faults.extend(faults)
+
+    def throttle(self, after: int | None = 0) -> None:
+        """Serve `after` more completions, then answer 429 to every one; None: stop throttling."""
+        with self._lock:
+            self._served_before_throttling = after
+
+    def _throttled_now(self) -> bool:
+        with self._lock:
+            if self._served_before_throttling is None:
+                return False
+            if self._served_before_throttling > 0:
+                self._served_before_throttling -= 1
+                return False
+            return True
 
     def chat_requests(self) -> list[RecordedRequest]:
         with self._lock:
@@ -369,6 +386,11 @@ def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                     server._leave()
 
         def _complete(self, request: RecordedRequest, body: dict[str, Any]) -> None:
+            if server._throttled_now():
+                self._send(
+                    429, _error(429, "Too many requests: the server is at capacity."), headers={"Retry-After": "0"}
+                )
+                return
             fault = server._next_fault()
             if server.latency:
                 server.wait(server.latency)

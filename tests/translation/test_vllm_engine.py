@@ -13,6 +13,7 @@ import pytest
 from tests.support.openai_server import Fault, OpenAIServer, fake_translation, png_with_text
 from translation.engines import (
     EngineError,
+    EngineSaturated,
     EngineUnavailable,
     UnsupportedLanguagePair,
     completeness_problem,
@@ -148,14 +149,25 @@ def test_a_server_that_keeps_failing_fails_the_page_as_retryable(vllm, make_page
     assert len(vllm.chat_requests()) == 4  # the first try and VLLM_MAX_RETRIES=3 retries
 
 
-def test_429_after_every_retry_is_a_retryable_page_failure(vllm, make_page):
+def test_429_after_every_retry_is_a_saturated_engine_not_a_page_failure(vllm, make_page):
     vllm.fail_next(*[Fault.http(429, retry_after="0")] * 4)
 
-    with pytest.raises(EngineError) as error:
+    with pytest.raises(EngineSaturated) as error:
         engine_get().translate(make_page())
 
-    assert_retryable_failure(error)
+    assert isinstance(error.value, EngineUnavailable)  # the book waits; no attempt is used
     assert "429" in str(error.value)
+    assert len(vllm.chat_requests()) == 4
+    assert model_status().state == "throttled"
+
+
+def test_503_after_every_retry_from_a_healthy_server_reads_throttled(vllm, make_page):
+    vllm.fail_next(*[Fault.http(503)] * 4)
+
+    with pytest.raises(EngineSaturated):
+        engine_get().translate(make_page())
+
+    assert model_status().state == "throttled"
 
 
 def test_an_answer_that_comes_too_late_is_a_retryable_page_failure(settings, vllm, make_page):

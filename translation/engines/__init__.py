@@ -7,6 +7,7 @@ passes and the cached model status. See docs/engines.md."""
 from translation.engines.base import (
     Engine,
     EngineError,
+    EngineSaturated,
     EngineStatus,
     EngineUnavailable,
     ModelState,
@@ -17,11 +18,12 @@ from translation.engines.base import (
 )
 from translation.engines.completeness import completeness_problem
 from translation.engines.factory import engine_build, engine_get
-from translation.engines.status import model_status
+from translation.engines.status import model_status, model_status_forget
 
 __all__ = [
     "Engine",
     "EngineError",
+    "EngineSaturated",
     "EngineStatus",
     "EngineUnavailable",
     "ModelState",
@@ -33,4 +35,5 @@ __all__ = [
     "engine_build",
     "engine_get",
     "model_status",
+    "model_status_forget",
 ]

@@ -63,8 +63,11 @@ class EngineStatus:
 
 
 class EngineError(Exception):
-    """A page that failed. `retryable` is True for transient causes (timeouts, 5xx, 429
-    after the engine's own retries, a reply that could not be parsed)."""
+    """A page that failed. `retryable` is True for transient causes (timeouts, 5xx, a reply
+    that could not be parsed): the ladder retries the page by itself while it has attempts
+    left. False when another attempt would fail the same way (the server refused the page
+    with a 4xx, the reply reached max tokens, a language the engine cannot translate): the
+    page stays Failed with its reason, and only its owner's retry sends it again."""
 
     def __init__(self, message: str, *, retryable: bool = True) -> None:
         super().__init__(message)
@@ -77,6 +80,12 @@ class EngineUnavailable(EngineError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, retryable=True)
+
+
+class EngineSaturated(EngineUnavailable):
+    """The backend answers but is at capacity: 429 (or 503) still, after the engine's own
+    retries with backoff. The book waits (PausedNeedsCapacity, gpu_capacity) like an outage,
+    with no page attempt used."""
 
 
 class UnsupportedLanguagePair(ServiceError):

@@ -161,7 +161,9 @@ class LocalEngine:
             translation = source_text.strip()
         else:
             if source is None:
-                raise EngineError("The page's language could not be told; set the book's source language.")
+                raise EngineError(
+                    "The page's language could not be told; set the book's source language.", retryable=False
+                )
             mode = pairs.get((source, page.target_language))
             if mode is None:
                 raise EngineError(

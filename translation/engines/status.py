@@ -16,9 +16,19 @@ from translation.engines.factory import engine_fingerprint, engine_get
 logger = logging.getLogger(__name__)
 
 
+def _cache_key() -> str:
+    return f"translation:model-status:{engine_fingerprint()}"
+
+
+def model_status_forget() -> None:
+    """Drops the cached status (the runner saw the engine go down or saturate), so the next
+    read probes the engine again."""
+    cache.delete(_cache_key())
+
+
 def model_status() -> EngineStatus:
     """The configured engine's status, at most MODEL_STATUS_CACHE_SECONDS old."""
-    key = f"translation:model-status:{engine_fingerprint()}"
+    key = _cache_key()
     cached = cache.get(key)
     if isinstance(cached, dict):
         return EngineStatus(**cached)

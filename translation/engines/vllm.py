@@ -7,11 +7,14 @@ also SGLang, llama.cpp's server, Ollama) serving a vision-language model.
   runner's threads keep that many requests in flight (vLLM batches them continuously).
   Status probes use a small client of their own so they never queue behind long pages.
 - 429, 5xx and connection errors are retried with exponential backoff and jitter,
-  honouring Retry-After, up to VLLM_MAX_RETRIES. What is left after the retries: a server
-  that cannot be reached, answers 503, refuses the key or does not serve the model is
-  EngineUnavailable (the book waits); anything else is an EngineError for the page.
-- A 429 is remembered in the shared cache for VLLM_THROTTLED_SECONDS, so every process's
-  model status reads "throttled", not only the worker's that saw it.
+  honouring Retry-After, up to VLLM_MAX_RETRIES. What is left after the retries: 429 or
+  503 is EngineSaturated, and a server that cannot be reached, refuses the key or does not
+  serve the model EngineUnavailable (the book waits, no page attempt used); any other 5xx
+  or a broken reply is a retryable EngineError for the page; any other 4xx, and a reply cut
+  at VLLM_MAX_TOKENS, a non-retryable one (the ladder does not send the page again).
+- A 429, or 503s still after the retries, are remembered in the shared cache for
+  VLLM_THROTTLED_SECONDS, so every process's model status reads "throttled" (while /health
+  is fine; a server still warming up reads "starting"), not only the worker's that saw it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from django.core.cache import cache
 
 from translation.engines.base import (
     EngineError,
+    EngineSaturated,
     EngineStatus,
     EngineUnavailable,
     ModelState,
@@ -129,6 +133,7 @@ class VllmEngine:
         try:
             health = self._probe.get("/health")
             if health.status_code >= 500:
+                cache.delete(self._throttled_key)  # its 503s came from the warm-up, not from load
                 return self._status(
                     ModelState.STARTING,
                     f"The server at {self.root} is up but not ready yet (GET /health answered {health.status_code}).",
@@ -156,8 +161,8 @@ class VllmEngine:
         if cache.get(self._throttled_key):
             return self._status(
                 ModelState.THROTTLED,
-                f"The server at {self.root} answered 429 (too many requests) in the last "
-                f"{self.throttled_seconds} seconds; pages are retried with backoff.",
+                f"The server at {self.root} answered 429 or 503 (at capacity) in the last "
+                f"{self.throttled_seconds} seconds; pages are retried with backoff, then the book waits.",
             )
         return self._status(ModelState.READY, f"{self.model} is served at {self.root}.")
 
@@ -277,14 +282,14 @@ class VllmEngine:
         """Raises for a non-200 answer, unless it is worth another try and tries are left."""
         status = response.status_code
         message = _error_message(response)
-        if status == 429:
+        if status == 429 or (status == 503 and final):
             cache.set(self._throttled_key, True, timeout=self.throttled_seconds)
+        if status in (429, 503):
             if final:
-                raise EngineError(f"The server is rate limiting (429) after {self.max_retries} retries: {message}")
-            return
-        if status == 503:
-            if final:
-                raise EngineUnavailable(f"The server at {self.root} is not ready (503): {message}")
+                raise EngineSaturated(
+                    f"The server at {self.root} is at capacity or not ready (HTTP {status}) after "
+                    f"{self.max_retries} retries: {message}"
+                )
             return
         if status >= 500:
             if final:

@@ -1,4 +1,5 @@
-"""Operators' admin for webhooks: subscriptions (never their secrets) and the delivery log."""
+"""Operators' admin for webhooks: subscriptions (never their secrets) and the delivery log,
+with disable/enable and redeliver through the services the API uses."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from webhooks import services
+from core.errors import ServiceError
+from webhooks import deliveries, services
 from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookSubscription
 
 
@@ -96,6 +98,22 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         "finished_at",
     )
     inlines = [AttemptInline]
+    actions = ["redeliver"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.action(description="Redeliver the selected deliveries (the whole retry schedule again)")
+    def redeliver(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
+        """What the owner's redeliver does: same webhook-id and body, attempts from zero.
+        A delivery still being tried, or of a disabled webhook, is refused and named."""
+        queued = 0
+        for delivery in queryset:
+            try:
+                deliveries.delivery_redeliver(delivery=delivery)
+            except ServiceError as error:
+                self.message_user(request, f"{delivery.event_id}: {error.detail}", messages.ERROR)
+                continue
+            self.log_change(request, delivery, f"Redelivered by {request.user}.")
+            queued += 1
+        self.message_user(request, f"{queued} deliver(ies) queued again.", messages.SUCCESS)

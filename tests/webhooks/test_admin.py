@@ -13,6 +13,7 @@ from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookSubscription
 pytestmark = pytest.mark.django_db
 
 SUBSCRIPTIONS_URL = "/admin/webhooks/webhooksubscription/"
+DELIVERIES_URL = "/admin/webhooks/webhookdelivery/"
 
 
 @pytest.fixture
@@ -60,3 +61,32 @@ def test_the_disable_action_fails_pending_deliveries_and_tells_the_owner(
     (email,) = mailoutbox
     assert email.to == [user.email]
     assert "Disabled by an operator." in email.body
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_an_operator_redelivers_a_dead_delivery_and_a_pending_one_is_refused(
+    staff_client, registered, receiver, settings, user, django_capture_on_commit_callbacks
+):
+    """Through the owner's redeliver service: attempts from zero, to the same webhook."""
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
+    WebhookSubscription.objects.filter(pk=registered["id"]).update(url=receiver.url())
+    receiver.secret = registered["secret"]
+    dead = WebhookDelivery.objects.get()
+    WebhookDelivery.objects.filter(pk=dead.pk).update(status=DeliveryStatus.DEAD, attempt_count=9)
+    deliveries.deliveries_for_event(Event(type=JOB_SUCCEEDED, owner_id=user.pk, data={}))
+    pending = WebhookDelivery.objects.exclude(pk=dead.pk).get()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(
+            DELIVERIES_URL, {"action": "redeliver", "_selected_action": [str(dead.pk), str(pending.pk)]}, follow=True
+        )
+
+    shown = [str(message) for message in response.context["messages"]]
+    assert "1 deliver(ies) queued again." in shown
+    assert any(str(pending.event_id) in message for message in shown)
+    redelivered = WebhookDelivery.objects.get(pk=dead.pk)
+    assert (redelivered.status, redelivered.attempt_count) == (DeliveryStatus.SUCCEEDED, 1)
+    [received] = receiver.received
+    assert received.verified
+    assert received.headers["webhook-id"] == str(dead.event_id)
+    assert WebhookDelivery.objects.get(pk=pending.pk).attempt_count == 0

@@ -160,13 +160,14 @@ class ProjectAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected books (as their owner would)")
     def cancel(self, request: HttpRequest, queryset: QuerySet[Project]) -> None:
+        assert isinstance(request.user, User)  # the admin lets only signed-in staff in
         done = 0
         for project in queryset.select_related("owner"):
             if project.owner is None:
                 self.message_user(request, f"{project.name}: the book has no owner.", messages.ERROR)
                 continue
             try:
-                cancelled = jobs.project_cancel(owner=project.owner, project_id=project.pk)
+                cancelled = jobs.project_cancel(owner=project.owner, project_id=project.pk, operator=request.user)
             except ServiceError as error:
                 self.message_user(request, f"{project.name}: {refusal_text(error)}", messages.ERROR)
                 continue

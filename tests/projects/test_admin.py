@@ -22,7 +22,7 @@ PAGES_URL = "/admin/projects/page/"
 
 @pytest.fixture
 def staff_client(client):
-    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    client.force_login(UserFactory(email="staff@example.com", is_staff=True, is_superuser=True))
     return client
 
 
@@ -221,7 +221,9 @@ def test_an_operator_cancels_a_queued_book_and_its_hold_is_released(staff_client
     assert Job.objects.get(pk=job.pk).status == JobStatus.FAILED
     wallet = Wallet.objects.get(user=job.owner)
     assert wallet.reserved == 0
-    assert LedgerEntry.objects.filter(wallet=wallet, kind=EntryKind.HOLD_RELEASE, cause_id=str(job.pk)).count() == 1
+    [release] = LedgerEntry.objects.filter(wallet=wallet, kind=EntryKind.HOLD_RELEASE, cause_id=str(job.pk))
+    assert "operator staff@" in release.memo  # the ledger names who cancelled
+    assert "operator staff@" in Job.objects.get(pk=job.pk).error_text
     assert LogEntry.objects.filter(object_id=str(job.project_id), change_message__contains="Cancelled by").exists()
     # The other owner's book is untouched.
     other = two_queued_jobs[1]

@@ -306,9 +306,12 @@ def test_render_leaves_the_stream_open_and_writes_a_zip() -> None:
         ("en", ExportOptions(page_markers=True)),
         ("ar", ExportOptions(page_markers=True)),
         ("ja", ExportOptions()),
+        ("hi", ExportOptions(page_markers=True)),
+        ("ru", ExportOptions()),
+        ("he", ExportOptions()),
         ("en", ExportOptions(bilingual=True, page_markers=True)),
     ],
-    ids=["english", "arabic", "japanese", "bilingual"],
+    ids=["english", "arabic", "japanese", "hindi", "russian", "hebrew", "bilingual"],
 )
 def test_epubcheck_finds_no_errors(language: str, options: ExportOptions, tmp_path: Path) -> None:
     book = sample_book(language, pages=6, failed=frozenset({3}), untranslated=frozenset({5}))

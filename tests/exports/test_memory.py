@@ -1,0 +1,79 @@
+"""A 1,000-page book exports in every format without memory growing with the book.
+
+Each format renders 1,000 pages of about 1,800 characters in a fresh process, after a
+two-page book (so fonts and libraries are loaded), and the process's real peak (ru_maxrss:
+Python, libxml2, reportlab, zlib) may grow by at most a few MiB over its size before the
+render. Keeping the whole book (its text alone is 1.7 MiB; python-docx's tree of it was 23
+MiB, the Archive that held it 31 MiB) breaks the bound.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PAGES = 1000
+# MiB a render may add to the process (docs/performance.md, "Exports"): Markdown, PlainText,
+# Html and Epub add nothing measurable, Docx a constant 3-6 MiB (python-docx's package and
+# libxml2), Pdf about 5 MiB for these 1,000 pages (what reportlab keeps of every finished
+# sheet, about 3-5 KB); the Archive renders the six formats one after another and zips them.
+BOUND_MIB = {"Markdown": 8, "PlainText": 8, "Html": 8, "Epub": 8, "Docx": 8, "Pdf": 8, "Archive": 14}
+
+_CHILD = """
+import json, resource, sys, tempfile
+import django
+django.setup()
+from exports.book import ExportOptions
+from exports.renderers import renderer_for
+from exports.services import archive_write
+from projects.models import Project, ProjectStatus
+from tests.exports.books import sample_book
+
+export_format, pages = sys.argv[1], int(sys.argv[2])
+
+def render(pages):
+    book = sample_book("en", pages=pages, dense=True, failed=frozenset({2}))
+    options = ExportOptions(page_markers=True)
+    with tempfile.TemporaryFile() as out:
+        if export_format == "Archive":
+            project = Project(name=book.title, status=ProjectStatus.COMPLETED_WITH_ERRORS)
+            archive_write(project=project, book=book, options=options, out=out)
+        else:
+            renderer_for(export_format).render(book, options, out)
+        return out.tell()
+
+render(2)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+size = render(pages)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"growth_mib": (peak - before) / 1024, "bytes": size}))
+"""
+
+
+def growth_rendering(export_format: str, pages: int) -> dict[str, float]:
+    """In a fresh process: MiB the render of `pages` pages adds to the process's peak, and
+    the file's size."""
+    completed = subprocess.run(
+        [sys.executable, "-c", _CHILD, export_format, str(pages)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        env=os.environ.copy(),
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    figures: dict[str, float] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return figures
+
+
+@pytest.mark.parametrize("export_format", list(BOUND_MIB))
+def test_a_thousand_page_book_renders_without_memory_growing_with_it(export_format: str) -> None:
+    figures = growth_rendering(export_format, PAGES)
+    assert figures["bytes"] > 100_000  # the whole book was written
+    assert figures["growth_mib"] <= BOUND_MIB[export_format], figures

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.exceptions import PermissionDenied
@@ -29,6 +27,7 @@ from accounts.serializers import (
     SessionSerializer,
 )
 from core.openapi import problem_responses
+from core.serializers import validated
 from core.throttling import ClientAddressRateThrottle
 
 
@@ -36,12 +35,6 @@ def session_response(user: User, *, status_code: int = status.HTTP_200_OK) -> Re
     issued = services.token_issue(user=user)
     body = {"token": issued.token, "token_type": "Bearer", "expires_utc": issued.expires_at, "user": user}
     return Response(SessionSerializer(body).data, status=status_code)
-
-
-def validated(serializer_class: type, request: Request) -> dict[str, Any]:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 class AnonymousView(APIView):
@@ -63,7 +56,7 @@ class RegisterView(AnonymousView):
         "commonness, similarity to the email, and all-digits.",
     )
     def post(self, request: Request) -> Response:
-        user = services.user_register(**validated(RegisterInputSerializer, request))
+        user = services.user_register(**validated(RegisterInputSerializer, request.data))
         return session_response(user, status_code=status.HTTP_201_CREATED)
 
 
@@ -78,7 +71,7 @@ class LoginView(AnonymousView):
         responses={200: SessionSerializer, **problem_responses(400, 401, 429)},
     )
     def post(self, request: Request) -> Response:
-        return session_response(services.user_authenticate(**validated(LoginInputSerializer, request)))
+        return session_response(services.user_authenticate(**validated(LoginInputSerializer, request.data)))
 
 
 class MeView(APIView):
@@ -97,7 +90,7 @@ class MeView(APIView):
         "interactive sign-in; `password_not_set` for an account without a password).",
     )
     def put(self, request: Request) -> Response:
-        data = validated(ProfileUpdateInputSerializer, request)
+        data = validated(ProfileUpdateInputSerializer, request.data)
         if data.get("email") is not None and isinstance(request.auth, ApiKey):
             raise PermissionDenied("Changing the email address needs an interactive sign-in (JWT).")
         user = services.profile_update(user=request_user(request), **data)
@@ -117,7 +110,8 @@ class PasswordView(APIView):
         description="Change the password. Every token issued before stops working; the response carries a fresh one.",
     )
     def post(self, request: Request) -> Response:
-        user = services.password_change(user=request_user(request), **validated(PasswordChangeInputSerializer, request))
+        changes = validated(PasswordChangeInputSerializer, request.data)
+        user = services.password_change(user=request_user(request), **changes)
         return session_response(user)
 
 
@@ -129,7 +123,7 @@ class PreferencesView(APIView):
         responses={200: ProfileSerializer, **problem_responses(400, 401, 403)},
     )
     def put(self, request: Request) -> Response:
-        changes = validated(PreferencesUpdateInputSerializer, request)
+        changes = validated(PreferencesUpdateInputSerializer, request.data)
         user = services.preferences_update(user=request_user(request), **changes)
         return Response(ProfileSerializer(user).data)
 
@@ -148,7 +142,7 @@ class ApiKeyViewSet(viewsets.ViewSet):
         "The secret is in this response only.",
     )
     def create(self, request: Request) -> Response:
-        data = validated(ApiKeyCreateInputSerializer, request)
+        data = validated(ApiKeyCreateInputSerializer, request.data)
         creator = request.auth if isinstance(request.auth, ApiKey) else None
         key, secret = api_keys.api_key_create(user=request_user(request), created_with=creator, **data)
         return Response(ApiKeyCreatedSerializer(key, context={"secret": secret}).data, status=status.HTTP_201_CREATED)

@@ -8,9 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts import oidc
-from accounts.api import AnonymousView, session_response, validated
+from accounts.api import AnonymousView, session_response
 from accounts.serializers import SessionSerializer
 from core.openapi import problem_responses
+from core.serializers import validated
 
 
 class OAuthSignInInputSerializer(serializers.Serializer):
@@ -54,5 +55,5 @@ class OAuthSignInView(AnonymousView):
         "`provider_unavailable` (503) when the provider's keys cannot be fetched.",
     )
     def post(self, request: Request, provider: str) -> Response:
-        user = oidc.identity_sign_in(provider=provider, **validated(OAuthSignInInputSerializer, request))
+        user = oidc.identity_sign_in(provider=provider, **validated(OAuthSignInInputSerializer, request.data))
         return session_response(user)

@@ -27,8 +27,13 @@ class UploadLimitsSerializer(serializers.Serializer):
 
 
 def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    """The serializer's validated data; a 400 validation_error problem otherwise."""
+    """The serializer's validated data; a 400 validation_error problem otherwise, also for a
+    field the operation does not have (a misspelt option is refused, never silently
+    ignored, as Stripe does)."""
     serializer = serializer_class(data=data)
+    unknown = sorted(set(data) - set(serializer.fields)) if hasattr(data, "keys") else []
+    if unknown:
+        raise serializers.ValidationError({name: ["This field is not part of this operation."] for name in unknown})
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
 

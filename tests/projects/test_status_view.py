@@ -6,7 +6,6 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
 from django.utils import timezone
 
 from projects.models import Job, JobKind, JobStatus, PageStatus, ProjectStatus, QueueTicket

@@ -65,11 +65,12 @@ _WORDS = tuple(_PROSE.split())
 
 @contextmanager
 def pipeline_settings(**overrides: object) -> Iterator[None]:
-    """Settings for a book run in this process: the cache in memory and Celery messages to
-    an in-memory broker (the benchmark needs no Redis), plus `overrides`."""
+    """Settings for a book run in this process: the cache, the hub's channel layer and
+    Celery's broker in memory (the benchmark needs no Redis), plus `overrides`."""
     celery_app.conf.broker_url = "memory://localhost/"
     locmem = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    with override_settings(CACHES=locmem, **overrides):
+    channels = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    with override_settings(CACHES=locmem, CHANNEL_LAYERS=channels, **overrides):
         yield
 
 

@@ -319,6 +319,9 @@ def _error(status: int, message: str) -> dict[str, Any]:
 def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # TCP_NODELAY, as uvicorn (vLLM's server) sets it: without it the body, written after
+        # the headers, waits for the client's delayed ACK (up to 40 ms a reply).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

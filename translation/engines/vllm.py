@@ -4,7 +4,8 @@ also SGLang, llama.cpp's server, Ollama) serving a vision-language model.
 - Text pages go as text; pages without a text layer go as a base64 PNG `image_url` part,
   and the model transcribes and translates them in one reply.
 - One shared httpx.Client per process, its pool sized to ENGINE_CONCURRENCY, so the batch
-  runner's threads keep that many requests in flight (vLLM batches them continuously).
+  runner's threads keep that many requests in flight (vLLM batches them continuously);
+  its sockets set TCP_NODELAY, so no request waits on Nagle's algorithm.
   Status probes use a small client of their own so they never queue behind long pages.
 - 429, 5xx and connection errors are retried with exponential backoff and jitter,
   honouring Retry-After, up to VLLM_MAX_RETRIES. What is left after the retries: 429 or
@@ -22,6 +23,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import socket
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -116,7 +118,12 @@ class VllmEngine:
             base_url=self.root or "http://unconfigured.invalid",
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            # TCP_NODELAY: a request's body goes out at once, not after the server's delayed
+            # ACK of its headers.
+            transport=httpx.HTTPTransport(
+                limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+            ),
         )
         self._probe = httpx.Client(
             base_url=self.root or "http://unconfigured.invalid",

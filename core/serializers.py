@@ -30,10 +30,16 @@ def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict
     """The serializer's validated data; a 400 validation_error problem otherwise, also for a
     field the operation does not have (a misspelt option is refused, never silently
     ignored, as Stripe does)."""
-    serializer = serializer_class(data=data)
-    unknown = sorted(set(data) - set(serializer.fields)) if hasattr(data, "keys") else []
+    unknown = sorted(set(data) - set(serializer_class().fields)) if hasattr(data, "keys") else []
     if unknown:
         raise serializers.ValidationError({name: ["This field is not part of this operation."] for name in unknown})
+    return validated_query(serializer_class, data)
+
+
+def validated_query(serializer_class: type[serializers.Serializer], query: Any) -> dict[str, Any]:
+    """A query string's validated parameters; a 400 validation_error otherwise. Parameters
+    the serializer does not name are left alone (pagination's, a client's cache buster)."""
+    serializer = serializer_class(data=query)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
 

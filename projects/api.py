@@ -22,7 +22,7 @@ from accounts.authentication import request_user
 from core.idempotency import idempotent
 from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
-from core.serializers import UploadLimitsSerializer, validated
+from core.serializers import UploadLimitsSerializer, validated, validated_query
 from core.throttling import ClientAddressRateThrottle
 from projects import selectors, services, uploads
 from projects.billing import project_batch_quote
@@ -137,7 +137,7 @@ class ProjectListView(APIView):
         "projectsPageSize preference), optionally of one status.",
     )
     def get(self, request: Request) -> Response:
-        query = validated(ProjectListQuerySerializer, request.query_params)
+        query = validated_query(ProjectListQuerySerializer, request.query_params)
         projects = selectors.project_list_for_owner(owner=request_user(request), status=query.get("status"))
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(projects, request, view=self)
@@ -301,7 +301,7 @@ class PageImageView(APIView):
     def get(self, request: Request, project_id: str, page_id: str) -> FileResponse:
         project = owned_project(request, project_id)
         page = selectors.page_get(project=project, page_id=page_id)
-        variant = validated(PageImageQuerySerializer, request.query_params)["variant"]
+        variant = validated_query(PageImageQuerySerializer, request.query_params)["variant"]
         key = page.thumbnail_key if variant == "thumbnail" else page.image_key
         response = FileResponse(
             default_storage.open(key, "rb"),

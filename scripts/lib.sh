@@ -29,6 +29,8 @@ system_tools_ensure() {
   # Headless Chromium and its driver for the browser tests (tests/browser, Selenium).
   command -v chromium >/dev/null || missing+=(chromium)
   command -v chromedriver >/dev/null || missing+=(chromium-driver)
+  # Node.js runs the webhook receiver example of docs/events.md (tests/webhooks/test_events_doc.py).
+  command -v node >/dev/null || missing+=(nodejs)
   # The fonts the Pdf export embeds (docs/exports-pdf-fonts.md).
   [ -e /usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf ] || missing+=(fonts-noto-core)
   [ -e /usr/share/fonts/opentype/ipafont-mincho/ipam.ttf ] || missing+=(fonts-ipafont-mincho)

@@ -1,11 +1,15 @@
 # The two commands: `make run` starts the whole service; `make test` passes the suite.
-.PHONY: run test lint format bench venv dev-user
+.PHONY: run test reliability lint format bench venv dev-user
 
 run:
 	scripts/run.sh
 
 test:
 	scripts/test.sh
+
+# The reliability suites alone, harder: more fuzzing examples per operation (docs/reliability.md).
+reliability:
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-200} scripts/test.sh tests/reliability
 
 venv:
 	scripts/bootstrap.sh

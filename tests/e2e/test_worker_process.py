@@ -166,3 +166,33 @@ def test_a_worker_killed_mid_batch_loses_no_page_and_the_batch_is_charged_once(s
     assert [job.page_count for job in project.jobs.order_by("queue_position")] == [1, 5, 25, 9]
     assert_each_job_charged_once(project)
     assert_wallet_charged_the_page_costs(project, Decimal(5))
+
+
+def test_a_book_whose_wake_up_was_lost_is_run_after_beat_sends_it_again(services: Services, settings):
+    """Redis loses the message that would wake a worker (a restart without persistence):
+    the job stays Queued in the table, and beat's redispatch wakes a worker, which takes
+    the book the rest of the way."""
+    import redis
+
+    owner: User = UserFactory.create()
+    wallet_credit(user=owner, amount=Decimal(5), kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id="e2e")
+    project: Project = ProjectFactory.create(owner=owner)
+    pages_add(project, 8, text_layer=PAGE_TEXT, has_text_layer=True)
+    job = jobs.process_start(owner=owner, project_id=project.pk)  # its message goes to Redis on commit
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    try:
+        assert broker.llen("process") == 1
+        broker.delete("process")  # lost
+    finally:
+        broker.close()
+    services.worker("worker", ENGINE_CONCURRENCY=2)
+    assert Job.objects.get(pk=job.pk).status == JobStatus.QUEUED
+    assert jobs.jobs_queued_redispatch(waited_seconds=0) == 1
+
+    def finished() -> bool:
+        return Project.objects.get(pk=project.pk).status == ProjectStatus.COMPLETE
+
+    wait_until(finished, what="the worker to finish the book after the wake-up came again", services=services)
+    assert [job.page_count for job in project.jobs.order_by("queue_position")] == [1, 5, 2]
+    assert_each_job_charged_once(project)
+    assert_wallet_charged_the_page_costs(project, Decimal(5))

@@ -13,6 +13,7 @@ have their unredeemed codes voided.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -240,94 +241,90 @@ class WalletAdmin(admin.ModelAdmin):
 
     def add_credit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """A form (amount, reason) that credits the wallet as an operator's adjustment."""
-        if not self.has_money_permission(request):
-            raise PermissionDenied
-        wallet = get_object_or_404(Wallet.objects.select_related("user"), pk=object_id)
-        if request.method == "POST":
-            form = AddCreditForm(request.POST)
-            if form.is_valid():
-                try:
-                    entry = wallet_operator_credit(
-                        user=wallet.user,
-                        amount=form.cleaned_data["amount"],
-                        reason=form.cleaned_data["reason"],
-                        operator=request.user,  # type: ignore[arg-type]
-                        credit_id=str(form.cleaned_data["credit_id"]),
-                    )
-                except ServiceError as error:
-                    _service_errors_on(form, error)
-                else:
-                    self.log_change(request, wallet, f"Added {entry.amount} USD credit: {entry.memo}")
-                    self.message_user(
-                        request, f"Added {entry.amount.normalize():f} USD to {wallet.user.email}.", messages.SUCCESS
-                    )
-                    return HttpResponseRedirect(reverse("admin:wallet_wallet_change", args=[wallet.pk]))
-        else:
-            form = AddCreditForm(initial={"credit_id": uuid.uuid4()})
-        return self._money_form_render(
-            request, wallet, form, title=f"Add credit to the wallet of {wallet.user.email}", action="Add credit"
+        return self._money_view(
+            request,
+            object_id,
+            make_form=lambda data, wallet: AddCreditForm(data, initial={"credit_id": uuid.uuid4()}),
+            perform=lambda wallet, data: wallet_operator_credit(
+                user=wallet.user,
+                amount=data["amount"],
+                reason=data["reason"],
+                operator=request.user,  # type: ignore[arg-type]
+                credit_id=str(data["credit_id"]),
+            ),
+            done=lambda wallet, entry: f"Added {entry.amount.normalize():f} USD to {wallet.user.email}.",
+            title="Add credit to the wallet of {email}",
+            action="Add credit",
         )
 
     def debit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """A form (amount, reason) that debits the wallet as an operator's negative
         adjustment, never below 0 spendable."""
-        if not self.has_money_permission(request):
-            raise PermissionDenied
-        wallet = get_object_or_404(Wallet.objects.select_related("user"), pk=object_id)
-        if request.method == "POST":
-            form = DebitForm(request.POST)
-            if form.is_valid():
-                try:
-                    entry = wallet_operator_debit(
-                        user=wallet.user,
-                        amount=form.cleaned_data["amount"],
-                        reason=form.cleaned_data["reason"],
-                        operator=request.user,  # type: ignore[arg-type]
-                        debit_id=str(form.cleaned_data["debit_id"]),
-                    )
-                except ServiceError as error:
-                    _service_errors_on(form, error)
-                else:
-                    self.log_change(request, wallet, f"Debited {-entry.amount} USD: {entry.memo}")
-                    self.message_user(
-                        request,
-                        f"Debited {(-entry.amount).normalize():f} USD from {wallet.user.email}.",
-                        messages.SUCCESS,
-                    )
-                    return HttpResponseRedirect(reverse("admin:wallet_wallet_change", args=[wallet.pk]))
-        else:
-            form = DebitForm(initial={"debit_id": uuid.uuid4()})
-        return self._money_form_render(
-            request, wallet, form, title=f"Debit the wallet of {wallet.user.email}", action="Debit"
+        return self._money_view(
+            request,
+            object_id,
+            make_form=lambda data, wallet: DebitForm(data, initial={"debit_id": uuid.uuid4()}),
+            perform=lambda wallet, data: wallet_operator_debit(
+                user=wallet.user,
+                amount=data["amount"],
+                reason=data["reason"],
+                operator=request.user,  # type: ignore[arg-type]
+                debit_id=str(data["debit_id"]),
+            ),
+            done=lambda wallet, entry: f"Debited {(-entry.amount).normalize():f} USD from {wallet.user.email}.",
+            title="Debit the wallet of {email}",
+            action="Debit",
         )
 
     def refund_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """A form (batch charge, amount, reason) that refunds a batch charge once, at most
         what it charged."""
+        return self._money_view(
+            request,
+            object_id,
+            make_form=lambda data, wallet: RefundForm(data, wallet=wallet),
+            perform=lambda wallet, data: batch_charge_refund(
+                job_id=data["job_id"],
+                amount=data["amount"],
+                reason=data["reason"],
+                operator=request.user,  # type: ignore[arg-type]
+            ),
+            done=lambda wallet, entry: (
+                f"Refunded {entry.amount.normalize():f} USD of job {entry.cause_id} to {wallet.user.email}."
+            ),
+            title="Refund a batch charge of {email}",
+            action="Refund",
+        )
+
+    def _money_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        *,
+        make_form: Callable[[Any, Wallet], forms.Form],
+        perform: Callable[[Wallet, dict[str, Any]], LedgerEntry],
+        done: Callable[[Wallet, LedgerEntry], str],
+        title: str,
+        action: str,
+    ) -> HttpResponse:
+        """One money action's page: the form; on a valid POST the service, recorded in the
+        admin's history and announced, or its refusal shown on the form."""
         if not self.has_money_permission(request):
             raise PermissionDenied
         wallet = get_object_or_404(Wallet.objects.select_related("user"), pk=object_id)
-        form = RefundForm(request.POST or None, wallet=wallet)
+        form = make_form(request.POST if request.method == "POST" else None, wallet)
         if request.method == "POST" and form.is_valid():
             try:
-                entry = batch_charge_refund(
-                    job_id=form.cleaned_data["job_id"],
-                    amount=form.cleaned_data["amount"],
-                    reason=form.cleaned_data["reason"],
-                    operator=request.user,  # type: ignore[arg-type]
-                )
+                entry = perform(wallet, form.cleaned_data)
             except ServiceError as error:
                 _service_errors_on(form, error)
             else:
-                self.log_change(request, wallet, f"Refunded {entry.amount} USD of job {entry.cause_id}: {entry.memo}")
-                self.message_user(
-                    request,
-                    f"Refunded {entry.amount.normalize():f} USD of job {entry.cause_id} to {wallet.user.email}.",
-                    messages.SUCCESS,
-                )
+                message = done(wallet, entry)
+                self.log_change(request, wallet, f"{message} {entry.memo}")
+                self.message_user(request, message, messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:wallet_wallet_change", args=[wallet.pk]))
         return self._money_form_render(
-            request, wallet, form, title=f"Refund a batch charge of {wallet.user.email}", action="Refund"
+            request, wallet, form, title=title.format(email=wallet.user.email), action=action
         )
 
     def _money_form_render(

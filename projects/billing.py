@@ -58,7 +58,7 @@ def project_next_work_quote(*, project: Project) -> BatchQuote:
     """The quote of what the ladder runs next: the next rung's pages, else the retry of the
     failed pages with attempts left. What a book paused for credit waits to afford, and what
     its status view explains."""
-    page_count = next_batch_pages(project=project).count() or retryable_pages(project=project).count()
+    page_count = next_batch_pages(project=project).count() or retryable_pages(project=project, automatic=True).count()
     return project_batch_quote(project=project, page_count=page_count)
 
 

@@ -448,10 +448,10 @@ WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", de
 WEBHOOK_SECRET_KEY = env.str("WEBHOOK_SECRET_KEY", default="")
 WEBHOOK_SECRET_KEY_FALLBACKS = env.list("WEBHOOK_SECRET_KEY_FALLBACKS", default=[])
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=15.0)
-# Delays before each retry (the Standard Webhooks schedule, +/- 10 % jitter); a delivery
-# whose every attempt failed is dead.
+# Delays before each retry, each after the attempt before it (the Standard Webhooks / Svix
+# schedule: about 27.6 hours in all, +/- 10 % jitter); a delivery whose every attempt failed is dead.
 WEBHOOK_RETRY_SCHEDULE_SECONDS = env.list(
-    "WEBHOOK_RETRY_SCHEDULE_SECONDS", cast=int, default=[5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]
+    "WEBHOOK_RETRY_SCHEDULE_SECONDS", cast=int, default=[5, 300, 1800, 7200, 18000, 36000, 36000]
 )
 # This many dead deliveries in a row disable the subscription (and its owner is emailed); 0: never.
 WEBHOOK_DISABLE_AFTER_DEAD_DELIVERIES = env.int("WEBHOOK_DISABLE_AFTER_DEAD_DELIVERIES", default=5)

@@ -35,7 +35,10 @@ IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "TIFF")
 # Re-encoded images (zip, folder, single image) favour speed over a few percent of size.
 PNG_COMPRESS_LEVEL = 3
 _READ_CHUNK_BYTES = 1024 * 1024
-_PAGE_SIZE_LINE = re.compile(r"^Page\s+(\d+)\s+size:\s+([\d.]+)\s+x\s+([\d.]+)\s+pts", re.MULTILINE)
+# pdfinfo prints huge sizes in exponent form ("1e+09 x 1e+09 pts").
+_PAGE_SIZE_LINE = re.compile(
+    r"^Page\s+(\d+)\s+size:\s+([\d.]+(?:e[+-]?\d+)?)\s+x\s+([\d.]+(?:e[+-]?\d+)?)\s+pts", re.MULTILINE
+)
 _PAGES_LINE = re.compile(r"^Pages:\s+(\d+)\s*$", re.MULTILINE)
 _ENCRYPTED_LINE = re.compile(r"^Encrypted:\s+yes", re.MULTILINE)
 

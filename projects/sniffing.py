@@ -67,6 +67,9 @@ _DRIVE_LETTER = re.compile(r"^[A-Za-z]:")
 _DIGITS = re.compile(r"([0-9]+)")
 # pdfinfo's complaint about a page tree without pages (it exits without a "Pages:" line).
 _NO_PAGES = re.compile(r"page count 0|last page \(0\)", re.IGNORECASE)
+# pdfinfo's complaint about a page tree claiming more pages than the file has objects (it
+# then reports no pages, though the file is a damaged book, not an empty one).
+_COUNT_LIES = re.compile(r"page count \((\d+)\) larger than number of objects", re.IGNORECASE)
 _ZIP_END = struct.Struct("<4s4H2LH")
 _ZIP64_LOCATOR = struct.Struct("<4sLQL")
 _ZIP64_END = struct.Struct("<4sQ2H2L4Q")
@@ -193,6 +196,12 @@ def _pdf_inspect(path: Path) -> SourceInspection:
         logger.info("pdfinfo refused a PDF: %s", message.strip()[:300])
         if "password" in message.lower():
             raise ServiceError("The PDF is password-protected.", code="pdf_encrypted") from None
+        lie = _COUNT_LIES.search(message)
+        if lie:
+            raise ServiceError(
+                f"The PDF's page tree is damaged: it claims {lie.group(1)} pages, more than the file holds.",
+                code="file_corrupt",
+            ) from None
         if _NO_PAGES.search(message):
             raise ServiceError("The PDF has no pages.", code="pdf_no_pages") from None
         raise ServiceError("The PDF could not be read: it is damaged or truncated.", code="file_corrupt") from None

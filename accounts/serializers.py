@@ -136,8 +136,10 @@ class PreferencesUpdateInputSerializer(serializers.Serializer):
 
 
 class AvatarUploadInputSerializer(serializers.Serializer):
+    # An empty file reaches the content check, which answers avatar_invalid.
     file = serializers.FileField(
-        help_text="A PNG, JPEG or WebP image; stored as a square PNG of AVATAR_SIZE pixels without metadata."
+        allow_empty_file=True,
+        help_text="A PNG, JPEG or WebP image; stored as a square PNG of AVATAR_SIZE pixels without metadata.",
     )
 
 

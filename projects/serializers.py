@@ -20,7 +20,8 @@ LANGUAGE_CHOICES = settings.TARGET_LANGUAGES
 
 
 class UploadInputSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="The book: a PDF, an image, or a zip of images.")
+    # An empty file reaches the content check, which answers file_empty.
+    file = serializers.FileField(allow_empty_file=True, help_text="The book: a PDF, an image, or a zip of images.")
 
 
 class UploadResultSerializer(serializers.Serializer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,3 +37,9 @@ def rate(operation: Callable[[], object], *, seconds: float = 2.0, warmup: int =
         operation()
         count += 1
     return count / (time.perf_counter() - started)
+
+
+def quick() -> bool:
+    """BENCH_QUICK=1 (`make bench QUICK=1`): shorter runs, for a first look; the figures of
+    docs/performance.md come from a full run."""
+    return os.environ.get("BENCH_QUICK", "") not in ("", "0")

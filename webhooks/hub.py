@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import threading
 import uuid
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import BaseChannelLayer, get_channel_layer
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 
 from webhooks.events import Event
 
@@ -56,9 +58,33 @@ def hub_broadcast(event: Event) -> None:
         groups = [owner_group(event.owner_id)]
         if event.project_id is not None:
             groups.append(project_group(event.project_id))
-        async_to_sync(_groups_send)(layer, groups, {"type": HUB_EVENT, "event": hub_message(event)})
+        message = {"type": HUB_EVENT, "event": hub_message(event)}
+        if isinstance(layer, InMemoryChannelLayer):  # its queues belong to the caller's loop
+            async_to_sync(_groups_send)(layer, groups, message)
+        else:
+            sending = asyncio.run_coroutine_threadsafe(_groups_send(layer, groups, message), _sending_loop())
+            sending.result(timeout=SEND_TIMEOUT_SECONDS + 1)
     except Exception:
         logger.exception("event %s (%s) could not be sent to the hub", event.id, event.type)
+
+
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_pid = 0
+
+
+def _sending_loop() -> asyncio.AbstractEventLoop:
+    """This process's one event loop for broadcasts, running in a daemon thread. Redis's
+    channel layer keeps its connections per event loop, and `async_to_sync` called from a
+    worker's thread starts a thread, a loop and so a new Redis connection for every event
+    (2.5 ms each, bench/bench_api.py); on a loop that lives on they are reused. A forked
+    worker process starts its own."""
+    global _loop, _loop_pid
+    with _loop_lock:
+        if _loop is None or _loop_pid != os.getpid():
+            _loop, _loop_pid = asyncio.new_event_loop(), os.getpid()
+            threading.Thread(target=_loop.run_forever, name="hub-broadcast", daemon=True).start()
+        return _loop
 
 
 async def _groups_send(layer: BaseChannelLayer, groups: list[str], message: dict[str, Any]) -> None:

@@ -446,6 +446,38 @@ def pdf_stream_bomb(unpacked_bytes: int) -> bytes:
     return pdf_assemble(page_objects)
 
 
+def pdf_image_bomb(side: int) -> bytes:
+    """A normal page drawing a side x side grey image that deflates from a few hundred KB."""
+    squeeze = zlib.compressobj(9)
+    row = b"\xff" * side
+    data = b"".join([squeeze.compress(row * 1000) for _ in range(side // 1000)]) + squeeze.flush()
+    picture = b"/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 " % (
+        side,
+        side,
+    )
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /XObject << /Im 5 0 R >> >> >>"
+    )
+    return pdf_assemble(
+        {
+            1: _CATALOG,
+            2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            3: page,
+            4: _stream(b"612 0 0 792 0 0 cm /Im Do"),
+            5: b"<< %s/Filter /FlateDecode /Length %d >>\nstream\n" % (picture, len(data)) + data + b"\nendstream",
+        }
+    )
+
+
+def animated_webp(frames: int) -> bytes:
+    buffer = io.BytesIO()
+    colors = ["white", "red", "blue", "green", "black"]
+    pictures = [Image.new("RGB", (30, 40), colors[number % len(colors)]) for number in range(frames)]
+    pictures[0].save(buffer, format="WEBP", save_all=True, append_images=pictures[1:], lossless=True)
+    return buffer.getvalue()
+
+
 def pdf_deep_nesting(depth: int) -> bytes:
     page = (
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Deep "
@@ -702,6 +734,19 @@ def _dimensions() -> list[Hostile]:
         Hostile(d, "tiff-directory-loop", "page.tif", lambda: tiff_claiming(8, 8, next_ifd_self=True), pages=1),
         r(d, "tiff-more-frames-than-pages", "book.tif", lambda: tiff_frames(5_001), "too_many_pages"),
         r(d, "zip-holding-claiming-png", "book.zip", zip_with_claiming_png, "image_too_large"),
+        r(
+            d,
+            "zip-holding-png-bomb",
+            "book.zip",
+            lambda: zip_of([("page1.png", png_bomb(20_000))], compression=zipfile.ZIP_STORED),
+            "image_too_large",
+        ),
+        # Under the page limit (100 Mpx) but over the avatar's (40 Mpx): a page, never an avatar.
+        Hostile(d, "png-bomb-49-megapixels", "page.png", lambda: png_bomb(7_000), pages=1),
+        # A few hundred bytes of JPEG that libjpeg pads out to 81 Mpx: within the page limit.
+        Hostile(d, "jpeg-81-megapixels-from-631-bytes", "page.jpg", lambda: jpeg_claiming(9_000, 9_000), pages=1),
+        Hostile(d, "pdf-image-bomb-400-megapixels", "book.pdf", lambda: pdf_image_bomb(20_000), pages=1),
+        Hostile(d, "animated-webp-3-frames", "book.webp", lambda: animated_webp(3), pages=3, avatar=True),
         Hostile(
             d,
             "pdf-page-200-inches-square",
@@ -782,6 +827,20 @@ def _zips() -> list[Hostile]:
             "book.zip",
             lambda: zip_method(zip_of([("page1.png", image())]), "page1.png", 9),
             "file_corrupt",
+        ),
+        Hostile(
+            z,
+            "zip-entry-name-of-5000-characters",
+            "book.zip",
+            lambda: zip_of([("p" * 5000 + ".png", image())]),
+            pages=1,
+        ),
+        Hostile(
+            z,
+            "zip-entry-names-with-control-characters",
+            "book.zip",
+            lambda: zip_of([("page\x01\x7f\u202e1.png", image()), ("page\t2.png", image())]),
+            pages=2,
         ),
         r(z, "zip-only-a-folder-named-png", "book.zip", lambda: zip_of([("page1.png/", b"")]), "zip_no_images"),
         r(

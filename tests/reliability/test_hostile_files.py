@@ -32,7 +32,8 @@ from PIL import Image
 
 from accounts.models import User
 from projects.models import Page, Project, ProjectStatus, Upload
-from tests.reliability.files_corpus import Hostile, corpus, pdf_mutants
+from tests.reliability.files_corpus import Hostile, corpus, pdf_mutants, pdf_stream_bomb
+from tests.support.pdfs import pdf_bytes
 from tests.support.problems import assert_problem
 
 pytestmark = pytest.mark.django_db
@@ -243,6 +244,47 @@ def test_an_avatar_is_refused_or_stored_clean(case: Hostile, user: User, auth_cl
         assert image.format == "PNG"
     for payload in case.absent:
         assert payload not in data
+
+
+# --- Poppler past its limit --------------------------------------------------------------------
+
+
+def child_processes() -> list[str]:
+    """The commands of this process's living children (a poppler tool left running would be one)."""
+    found = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == os.getpid() and fields[0] != "Z":
+                found.append((stat_file.parent / "comm").read_text().strip())
+    return found
+
+
+def test_a_pdf_keeping_poppler_past_its_limit_is_refused_and_no_tool_is_left(auth_client, settings, intake_settings):
+    settings.PDF_TOOL_TIMEOUT_SECONDS = 0  # every poppler call is past its limit at once
+
+    with no_hang("a PDF past the tool limit"):
+        response = send(auth_client, "/v1/uploads", "book.pdf", pdf_stream_bomb(16 * 1024 * 1024))
+
+    assert "too long" in assert_problem(response, 400, "file_corrupt")["detail"]
+    assert not Upload.objects.exists()
+    assert stored_files(intake_settings) == []
+    assert child_processes() == []
+
+
+def test_a_render_past_its_limit_fails_the_project_and_leaves_nothing(auth_client, settings, intake_settings):
+    uploaded = send(auth_client, "/v1/uploads", "book.pdf", pdf_bytes(2, text=lambda n: f"Page {n}"))
+    created = auth_client.post("/v1/projects", {"uploadKey": uploaded.json()["uploadKey"]}, format="json").json()
+    settings.PDF_TOOL_TIMEOUT_SECONDS = 0
+
+    with no_hang("a render past the tool limit"):
+        body = auth_client.post(f"/v1/projects/{created['id']}/normalize").json()
+
+    assert (body["status"], body["failure"]["code"]) == ("Failed", "file_corrupt")
+    assert "too long" in body["failure"]["reason"]
+    assert not Page.objects.exists()
+    assert stored_files(intake_settings) == [Project.objects.get().source_object_key]
+    assert child_processes() == []
 
 
 # --- Generated PDFs ----------------------------------------------------------------------------

@@ -102,6 +102,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.boo
         "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=20),
         "timeout": env.float("DATABASE_POOL_TIMEOUT_SECONDS", default=10.0),
     }
+    # With the pool, this checks each connection as it leaves the pool (one round trip), so
+    # a session PostgreSQL ended (a restart, a failover, pg_terminate_backend) is replaced,
+    # not handed to a request or a task that would fail on it.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the API and the worker share the embedded database.
     DATABASES["default"]["OPTIONS"] = {

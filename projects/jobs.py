@@ -295,6 +295,23 @@ def jobs_stale_requeue(
     return requeued
 
 
+def job_hand_back(*, job_id: uuid.UUID, claim: int) -> bool:
+    """A worker whose run stopped on a lost database connection gives its job back at once:
+    Queued again (same position, same hold, its committed pages kept) and a worker woken,
+    provided its claim is still the latest and the job still Running (a run whose last
+    commit did land is left as it is). Returns whether the job was handed back."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id, claims=claim, status=JobStatus.RUNNING).first()
+        if job is None:
+            return False
+        job.status, job.status_changed_at = JobStatus.QUEUED, timezone.now()
+        job.progress_note = "Requeued: its worker lost the database connection."
+        job.save(update_fields=["status", "status_changed_at", "progress_note"])
+        transaction.on_commit(partial(_dispatch, queue=QUEUE_OF_KIND[job.kind]))
+    logger.warning("job %s handed back by its worker after a lost database connection", job_id)
+    return True
+
+
 def jobs_queued_redispatch(*, waited_seconds: int | None = None) -> int:
     """Beat: sends again the wake-up of every Queued job that has waited longer than
     JOB_REDISPATCH_SECONDS (or `waited_seconds`) — for a book paused for capacity, that long

@@ -32,14 +32,22 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import close_old_connections, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from core.metrics import engine_translate_observed, page_outcome_count
 from core.money import exact_sum
 from projects.events import job_finished_publish
-from projects.jobs import QUEUE_OF_KIND, _dispatch, cancel_reason, ladder_advance, project_status_set, working_status
+from projects.jobs import (
+    QUEUE_OF_KIND,
+    _dispatch,
+    cancel_reason,
+    job_hand_back,
+    ladder_advance,
+    project_status_set,
+    working_status,
+)
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus
 from translation.engines import (
     EngineError,
@@ -84,9 +92,13 @@ class _Heartbeat:
     def _beat(self) -> None:
         try:
             while not self.stop.wait(settings.JOB_HEARTBEAT_SECONDS):
-                Job.objects.filter(pk=self.job_id, claims=self.claim, status=JobStatus.RUNNING).update(
-                    heartbeat_at=timezone.now()
-                )
+                try:
+                    Job.objects.filter(pk=self.job_id, claims=self.claim, status=JobStatus.RUNNING).update(
+                        heartbeat_at=timezone.now()
+                    )
+                except DatabaseError:  # a dropped connection: the next beat takes a new one
+                    logger.warning("job %s: a heartbeat could not be written", self.job_id, exc_info=True)
+                    close_old_connections()
         finally:
             close_old_connections()
 
@@ -215,6 +227,24 @@ def _collected(future: Future[tuple[PageResult | None, str]]) -> _Collected:
     except Exception as crash:
         logger.exception("a page crashed the engine")
         return _Collected(error=f"Internal error while translating: {type(crash).__name__}.")
+
+
+def batch_run(*, job: Job) -> BatchOutcome:
+    """A worker's run of the job it claimed (batch_execute). When the database connection
+    drops under it (OperationalError, InterfaceError: PostgreSQL restarted, a failover, a
+    terminated session), the job is handed back at once (job_hand_back: Queued again,
+    committed pages kept, another wake-up sent) on a fresh connection, instead of waiting
+    JOB_STALE_SECONDS for the reaper; the error is raised again for the task's log."""
+    claim = job.claims
+    try:
+        return batch_execute(job=job)
+    except (OperationalError, InterfaceError):
+        close_old_connections()
+        try:
+            job_hand_back(job_id=job.pk, claim=claim)
+        except DatabaseError:  # the database is still away: the reaper requeues the job later
+            logger.warning("job %s could not be handed back; the reaper will requeue it", job.pk, exc_info=True)
+        raise
 
 
 def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:

@@ -41,12 +41,12 @@ def uploads_expired_purge() -> int:
 def job_run_next() -> str | None:
     """Claim the Queued job with the lowest position (whichever it is) and run its batch.
     A message that finds nothing queued does nothing (the Job table decides, not Celery)."""
-    from projects.runner import batch_execute
+    from projects.runner import batch_run
 
     job = jobs.job_claim()
     if job is None:
         return None
-    batch_execute(job=job)
+    batch_run(job=job)
     return str(job.pk)
 
 

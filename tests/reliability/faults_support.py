@@ -47,7 +47,7 @@ def assert_book_invariants(project: Project, *, credited: Decimal, attempts: int
     jobs = list(project.jobs.all())
     in_flight = [job for job in jobs if job.status in IN_FLIGHT]
     if project.status == ProjectStatus.PAUSED_NEEDS_CAPACITY:
-        assert len(in_flight) == 1 and in_flight[0].status == JobStatus.QUEUED, in_flight
+        assert [job.status for job in in_flight] == [JobStatus.QUEUED], in_flight
         assert in_flight[0].progress_note.startswith("Waiting for the translation engine:"), in_flight[0].progress_note
     else:
         assert not in_flight, f"a {project.status} book has a job in flight: {in_flight}"
@@ -59,8 +59,11 @@ def assert_book_invariants(project: Project, *, credited: Decimal, attempts: int
     stray = pages.filter(status=PageStatus.IN_PROGRESS).exclude(job__in=in_flight)
     assert not stray.exists(), f"pages left in progress: {list(stray.values_list('index', flat=True))}"
     for page in pages.filter(status=PageStatus.APPROVED):
-        assert page.translation.strip() and page.translated_at is not None and page.cost_usd > 0, page
-        assert page.job_id is not None and not page.failure_reason, page
+        assert page.translation.strip(), page
+        assert page.translated_at is not None, page
+        assert page.cost_usd > 0, page
+        assert page.job_id is not None, page
+        assert not page.failure_reason, page
         if attempts is not None:
             assert page.attempts == attempts, (page.index, page.attempts)
     for page in pages.filter(status=PageStatus.FAILED):
@@ -84,7 +87,8 @@ def _assert_each_hold_resolved_once(jobs: Iterable[Job]) -> Decimal:
         charges = list(LedgerEntry.objects.filter(kind=EntryKind.BATCH_CHARGE, cause_id=str(job.pk)))
         measured = job.pages.filter(status=PageStatus.APPROVED).aggregate(total=Sum("cost_usd"))["total"]
         if job.status in IN_FLIGHT:
-            assert hold.state == HoldState.OPEN and not charges, job
+            assert hold.state == HoldState.OPEN, job
+            assert not charges, job
             continue
         assert hold.state in (HoldState.SETTLED, HoldState.RELEASED), f"job {job.pk} ({job.status}) left its hold open"
         expected = min(measured or Decimal(0), hold.amount)
@@ -143,13 +147,14 @@ class OwnRedis:
 
     def env(self) -> dict[str, str]:
         """A worker's environment pointing its broker, cache and channel layer here."""
-        return {"REDIS_URL": self.url, "CELERY_BROKER_URL": self.url, "CACHE_URL": self.url, "CHANNELS_REDIS_URL": self.url}
+        names = ("REDIS_URL", "CELERY_BROKER_URL", "CACHE_URL", "CHANNELS_REDIS_URL")
+        return dict.fromkeys(names, self.url)
 
 
 def beat_send(broker_url: str, task_name: str, *, queue: str = "default") -> None:
     """Sends what beat (or a wake-up) sends: a message naming the task, on `queue` of the
     broker at `broker_url`, with the queues the service declares."""
-    sender = Celery("faults-beat", broker=broker_url)
+    sender = Celery("faults-beat", broker=broker_url, set_as_current=False)
     sender.conf.task_queues = [Queue(name, Exchange(name, type="direct"), routing_key=name) for name in WORK_QUEUES]
     try:
         sender.send_task(task_name, queue=queue)

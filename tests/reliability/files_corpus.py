@@ -955,3 +955,61 @@ def pdf_mutants(draw: st.DrawFn) -> bytes:
                 start = draw(st.sampled_from(found))
                 data[start : start + len(old)] = new
     return bytes(data)
+
+
+@cache
+def _image_with_exif(fmt: str) -> bytes:
+    picture = Image.new("RGBA" if fmt in ("PNG", "WEBP") else "RGB", (48, 32), "teal")
+    exif = Image.Exif()
+    exif[0x0112] = 6  # Orientation: rotate 90 degrees
+    exif[0x010E] = "A scanned page"  # ImageDescription
+    buffer = io.BytesIO()
+    if fmt == "TIFF":
+        pictures = [picture, Image.new("RGB", (20, 30), "olive")]
+        pictures[0].save(buffer, format="TIFF", save_all=True, append_images=pictures[1:], exif=exif)
+    else:
+        picture.save(buffer, format=fmt, exif=exif)
+    return buffer.getvalue()
+
+
+_IMAGE_NAMES = {"PNG": "page.png", "JPEG": "page.jpg", "WEBP": "page.webp", "TIFF": "page.tif"}
+
+
+@st.composite
+def image_mutants(draw: st.DrawFn) -> tuple[str, bytes]:
+    """A small image with EXIF (PNG, JPEG, WebP, or a two-frame TIFF) damaged by 1 to 4
+    mutations after its signature; returns (file name, bytes)."""
+    fmt = draw(st.sampled_from(sorted(_IMAGE_NAMES)))
+    data = bytearray(_image_with_exif(fmt))
+    keep = 12  # the signature (and WebP's RIFF header) stays: the content is still "an image"
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["truncate", "overwrite", "insert", "delete", "number"]))
+        at = draw(st.integers(keep, max(keep, len(data) - 1)))
+        if kind == "truncate":
+            del data[at:]
+        elif kind == "overwrite":
+            chunk = draw(st.binary(min_size=1, max_size=8))
+            data[at : at + len(chunk)] = chunk
+        elif kind == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=32))
+        elif kind == "delete":
+            del data[at : at + draw(st.integers(1, 32))]
+        else:  # a length, an offset, a count or a size set to an extreme
+            data[at : at + 4] = draw(st.sampled_from([b"\xff\xff\xff\xff", b"\x00\x00\x00\x00", b"\x7f\xff\xff\xff"]))
+    if fmt == "PNG" and draw(st.booleans()):
+        data = bytearray(png_checksums_fixed(bytes(data)))  # past the CRCs, into the decoder
+    return _IMAGE_NAMES[fmt], bytes(data)
+
+
+def png_checksums_fixed(data: bytes) -> bytes:
+    """The PNG with every whole chunk's CRC recomputed (a damaged tail is left as it is)."""
+    out = bytearray(data)
+    at = 8
+    while at + 12 <= len(out):
+        length = struct.unpack_from(">I", out, at)[0]
+        end = at + 8 + length
+        if end + 4 > len(out):
+            break
+        struct.pack_into(">I", out, end, zlib.crc32(bytes(out[at + 4 : end])))
+        at = end + 4
+    return bytes(out)

@@ -18,6 +18,7 @@ import contextlib
 import io
 import os
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -32,7 +33,7 @@ from PIL import Image
 
 from accounts.models import User
 from projects.models import Page, Project, ProjectStatus, Upload
-from tests.reliability.files_corpus import Hostile, corpus, pdf_mutants, pdf_stream_bomb
+from tests.reliability.files_corpus import Hostile, corpus, image_mutants, pdf_mutants, pdf_stream_bomb
 from tests.support.pdfs import pdf_bytes
 from tests.support.problems import assert_problem
 
@@ -66,6 +67,17 @@ def intake_settings(settings: Any, local_storage: Path) -> Path:
     settings.PDF_TOOL_TIMEOUT_SECONDS = TOOL_TIMEOUT_SECONDS
     settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "estimate": "100000/min"}
     return local_storage
+
+
+@pytest.fixture(autouse=True)
+def temporary_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Temporary files (the request's spooled upload, poppler's output, zip entries) go to
+    a folder of their own, which must be empty once the test is over."""
+    folder = tmp_path / "tempdir"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+    assert sorted(os.listdir(folder)) == []
 
 
 @contextlib.contextmanager
@@ -315,3 +327,36 @@ def test_a_damaged_pdf_is_refused_or_normalizes_cleanly(content: bytes, auth_cli
         transaction.set_rollback(True)
     for name in stored_files(root):
         (root / name).unlink()
+
+
+@hypothesis_settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(mutant=image_mutants())
+def test_a_damaged_image_is_refused_or_normalizes_cleanly(
+    mutant: tuple[str, bytes], user, auth_client, intake_settings
+):
+    name, content = mutant
+    root = intake_settings
+    with transaction.atomic():  # each example's rows go away with it
+        with no_hang("a generated image"):
+            uploaded, normalized = upload_then_normalize(auth_client, root, name, content)
+        assert_outcome_sound(root, uploaded, normalized)
+        event(outcome(uploaded, normalized))
+        for stored in stored_files(root):
+            (root / stored).unlink()
+        with no_hang("a generated avatar"):
+            avatar = send(auth_client, "/v1/me/avatar", name, content, method="put")
+        user.refresh_from_db()
+        if avatar.status_code == 200:
+            assert stored_files(root) == [user.avatar_key]
+        else:
+            assert_refused(avatar, "avatar_invalid")
+            assert stored_files(root) == []
+        event(f"avatar: {avatar.status_code}")
+        transaction.set_rollback(True)
+    for stored in stored_files(root):
+        (root / stored).unlink()

@@ -16,12 +16,16 @@ from django.db import connection
 
 from accounts.models import User
 from projects import jobs
-from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
+from projects.models import Job, JobKind, JobStatus, PageStatus, Project, ProjectStatus
 from tests.e2e.processes import Service, Services, free_port, wait_until
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from tests.reliability.faults_support import OwnRedis, assert_book_invariants, beat_send
+from tests.support.openai_server import Fault, OpenAIServer
+from tests.webhooks.receiver import Answer, running_receiver
 from wallet.models import EntryKind
 from wallet.services import wallet_credit
+from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery
+from webhooks.services import subscription_create
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 
@@ -38,7 +42,10 @@ def book(pages: int, **page_fields: object) -> Project:
     owner: User = UserFactory.create()
     wallet_credit(user=owner, amount=CREDIT, kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id="faults")
     project: Project = ProjectFactory.create(owner=owner)
-    pages_add(project, pages, text_layer=PAGE_TEXT, has_text_layer=True, **page_fields)
+    for page in pages_add(project, pages, has_text_layer=True, **page_fields):
+        # Each page ends its own way: the engine's continuity context is the end of the page before.
+        page.text_layer = f"{PAGE_TEXT}This is the end of page number {page.index}."
+        page.save(update_fields=["text_layer"])
     return project
 
 
@@ -195,3 +202,140 @@ def test_postgresql_connections_dropped_mid_batch_the_worker_recovers(services: 
         (25, JobStatus.SUCCEEDED, 3),  # handed back twice, taken again twice
         (9, JobStatus.SUCCEEDED, 1),
     ]
+
+
+# --- 4. The engine timing out or answering garbage ------------------------------------------
+
+
+def vllm_worker_env(server: OpenAIServer) -> dict[str, object]:
+    """The vllm engine against the stand-in: one page at a time (so each fault meets the
+    page it is meant for), one quick retry of a 5xx, a 1 s answer deadline."""
+    return {
+        "TRANSLATION_ENGINE": "vllm",
+        "VLLM_BASE_URL": server.url,
+        "VLLM_MODEL": server.model,
+        "VLLM_MAX_RETRIES": 1,
+        "VLLM_RETRY_BASE_SECONDS": 0.01,
+        "VLLM_RETRY_MAX_SECONDS": 0.05,
+        "VLLM_TIMEOUT_SECONDS": 1,
+        "ENGINE_CONCURRENCY": 1,
+        "CAPACITY_RETRY_SECONDS": 1,
+        "MODEL_STATUS_CACHE_SECONDS": 0,
+    }
+
+
+def test_an_engine_answering_garbage_fails_pages_with_reasons_and_the_retry_completes(services: Services):
+    project = book(6)  # the ladder: 1, then 5, then the retry of the failed pages
+    with OpenAIServer() as server:
+        server.fail_next(
+            Fault.reply(""),  # page 1: an empty translation
+            Fault.reply(f"{PAGE_TEXT}This is the end of page number 2."),  # page 2: the source handed back
+            Fault.garbage(),  # page 3: an HTTP 200 whose body is not JSON
+            Fault.timeout(3),  # page 4: no answer within VLLM_TIMEOUT_SECONDS
+            Fault.http(500),  # page 5: a 500, and another on the retry
+            Fault.http(500),
+        )
+        jobs.process_start(owner=project.owner, project_id=project.pk)
+        # Batches only at first: the retry the ladder queues waits for a worker of its queue.
+        services.worker("worker", queues="process", **vllm_worker_env(server))
+        retry = wait_until(
+            lambda: project.jobs.filter(kind=JobKind.RETRY_FAILED_PAGES, status=JobStatus.QUEUED).first(),
+            what="the ladder to queue the retry of the failed pages",
+            services=services,
+            timeout=DEADLINE,
+        )
+        assert isinstance(retry, Job)
+        failures = dict(retry.pages.values_list("index", "failure_reason"))  # kept until translated
+        assert set(retry.pages.values_list("attempts", "failure_retryable")) == {(1, True)}
+        services.worker("retrier", queues="retry", **vllm_worker_env(server))
+        wait_until(lambda: at_rest(project), what="the retry to finish the book", services=services, timeout=DEADLINE)
+        chat = server.chat_requests()
+
+    assert_book_invariants(project, credited=CREDIT)
+    assert project.status == ProjectStatus.COMPLETE
+    # Each fault failed its page with its reason (one attempt used, retryable), and the
+    # ladder's retry, the engine well again, translated them; page 6 went through at once.
+    assert failures.keys() == {1, 2, 3, 4, 5}, failures
+    assert "empty" in failures[1]
+    assert "untranslated" in failures[2]
+    assert "not JSON" in failures[3]
+    assert "did not answer within 1 seconds" in failures[4]
+    assert "HTTP 500" in failures[5]
+    assert dict(project.pages.values_list("index", "attempts")) == {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 1}
+    # Six pages, one retry of the 500 inside the engine, five pages again: nothing more.
+    assert len(chat) == 6 + 1 + 5
+    retry.refresh_from_db()
+    assert (retry.status, retry.page_count) == (JobStatus.SUCCEEDED, 5)
+
+
+def test_a_500_storm_pauses_the_book_without_using_attempts_and_it_resumes(services: Services):
+    """A dead engine core: every completion and /health answer 500. The book waits for
+    capacity (no page attempt spent, the hold kept) and completes once the server is well."""
+    project = book(3)  # the ladder: 1, then 2
+    with OpenAIServer() as server:
+        server.failing = True
+        jobs.process_start(owner=project.owner, project_id=project.pk)
+        services.worker("worker", **vllm_worker_env(server))
+        wait_until(
+            lambda: Project.objects.get(pk=project.pk).status == ProjectStatus.PAUSED_NEEDS_CAPACITY,
+            what="the book to pause for capacity",
+            services=services,
+            timeout=DEADLINE,
+        )
+        wait_until(lambda: len(server.chat_requests()) >= 6, what="a few paused rounds", services=services)
+        assert_book_invariants(project, credited=CREDIT)
+        assert set(project.pages.values_list("status", "attempts")) == {
+            (PageStatus.IN_PROGRESS, 0),  # the calibration page, its job waiting
+            (PageStatus.PENDING, 0),
+        }
+
+        server.failing = False
+        wait_until(lambda: at_rest(project), what="the book to resume and finish", services=services, timeout=DEADLINE)
+    project.refresh_from_db()
+    pages = list(project.pages.values_list("index", "status", "attempts", "failure_reason"))
+    assert project.status == ProjectStatus.COMPLETE, pages
+    assert_book_invariants(project, credited=CREDIT, attempts=1)
+
+
+# --- 6. A webhook receiver that hangs -------------------------------------------------------
+
+
+def test_a_hanging_webhook_receiver_neither_blocks_the_book_nor_loses_its_events(services: Services, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
+    webhook_env = {"WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true", "WEBHOOK_TIMEOUT_SECONDS": 1}
+    project = book(8)  # the ladder: 1, 5, 2
+    with running_receiver() as receiver:
+        receiver.default = Answer(hang=True)  # accepts, reads the request, never answers
+        subscription, receiver.secret = subscription_create(owner=project.owner, url=receiver.url())
+        jobs.process_start(owner=project.owner, project_id=project.pk)
+        # Processing and deliveries on workers of their own, as in production (GPU and CPU).
+        services.worker("gpu", queues="process,retry", **webhook_env)
+        services.worker(
+            "cpu", queues="default,webhooks", WEBHOOK_RETRY_SCHEDULE_SECONDS="1,1,1,1,1,1,1,1", **webhook_env
+        )
+
+        wait_until(lambda: at_rest(project), what="the book to finish", services=services, timeout=DEADLINE)
+        deliveries = WebhookDelivery.objects.filter(subscription=subscription)
+        assert not deliveries.filter(status=DeliveryStatus.SUCCEEDED).exists()  # the book did not wait for them
+        wait_until(
+            lambda: DeliveryAttempt.objects.filter(delivery__subscription=subscription).count() >= 2,
+            what="deliveries to time out",
+            services=services,
+            timeout=DEADLINE,
+        )
+        timed_out = DeliveryAttempt.objects.filter(delivery__subscription=subscription)
+        assert set(timed_out.values_list("status_code", "error")) == {(None, "No answer within 1 s.")}
+
+        receiver.default = Answer(status=204)  # the receiver recovers: the retries land
+        wait_until(
+            lambda: deliveries.exists() and not deliveries.exclude(status=DeliveryStatus.SUCCEEDED).exists(),
+            what="every delivery to succeed on a retry",
+            services=services,
+            timeout=DEADLINE,
+        )
+    assert_book_invariants(project, credited=CREDIT, attempts=1)
+    assert project.status == ProjectStatus.COMPLETE
+    events = [request.payload["type"] for request in receiver.received if request.verified and request.payload]
+    assert events.count("job.succeeded") >= 3  # every job's event arrived (some more than once: hung attempts)
+    assert set(deliveries.values_list("event_type", flat=True)) >= {"job.succeeded", "project.status_changed"}
+    assert deliveries.filter(event_type="job.succeeded").count() == 3

@@ -12,7 +12,9 @@ GET /v1/models, GET /health — on 127.0.0.1 at a random port, and it is configu
   dropped connection, or a reply of given content;
 - an API key (completions and the model list then need `Authorization: Bearer <key>`);
 - sustained throttling (`throttle(after=n)`): after the next n completions, every one
-  answers 429 with Retry-After: 0 until `throttle(None)`, as a saturated server does.
+  answers 429 with Retry-After: 0 until `throttle(None)`, as a saturated server does;
+- a failing phase (while `failing` is set): /health and every completion answer 500, as
+  vLLM does once its engine core has died.
 
 The "translation" is deterministic: every word of the page spelled backwards, Markdown
 markers kept (`fake_translation`). The page's text is read from the <page> section of the
@@ -149,6 +151,7 @@ class OpenAIServer:
         self.max_in_flight = 0
         self._in_flight = 0
         self._starting_flag = False
+        self.failing = False
         self._faults: deque[Fault] = deque()
         self._served_before_throttling: int | None = None
         self._lock = threading.Lock()
@@ -354,7 +357,7 @@ def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             server._record(RecordedRequest("GET", self.path, dict(self.headers), None))
             if self.path == "/health":
-                self._send(503 if server.starting else 200)
+                self._send(500 if server.failing else 503 if server.starting else 200)
             elif self.path == "/v1/models":
                 if not self._authorised():
                     self._send(401, _error(401, "Unauthorized"))
@@ -376,6 +379,9 @@ def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             if server.starting:
                 self._send(503, _error(503, "The server is starting."))
+                return
+            if server.failing:
+                self._send(500, _error(500, "EngineCore encountered an issue."))
                 return
             if not isinstance(body, dict) or body.get("model") != server.model:
                 model = body.get("model") if isinstance(body, dict) else None

@@ -11,8 +11,11 @@ also SGLang, llama.cpp's server, Ollama) serving a vision-language model.
   honouring Retry-After, up to VLLM_MAX_RETRIES. What is left after the retries: 429 or
   503 is EngineSaturated, and a server that cannot be reached, refuses the key or does not
   serve the model EngineUnavailable (the book waits, no page attempt used); any other 5xx
-  or a broken reply is a retryable EngineError for the page; any other 4xx, and a reply cut
-  at VLLM_MAX_TOKENS, a non-retryable one (the ladder does not send the page again).
+  or a broken connection is a retryable EngineError for the page while the server's /health
+  still answers 200, and EngineUnavailable when it does not (a dead engine core answers 500
+  to everything: the book waits instead of spending every page's attempts); a reply that
+  cannot be read is a retryable EngineError; any other 4xx, and a reply cut at
+  VLLM_MAX_TOKENS, a non-retryable one (the ladder does not send the page again).
 - A 429, or 503s still after the retries, are remembered in the shared cache for
   VLLM_THROTTLED_SECONDS, so every process's model status reads "throttled" (while /health
   is fine; a server still warming up reads "starting"), not only the worker's that saw it.
@@ -269,6 +272,7 @@ class VllmEngine:
                 raise EngineError(f"The server did not answer within {self.timeout:g} seconds.") from error
             except httpx.HTTPError as error:  # the connection broke mid-answer
                 if attempt >= self.max_retries:
+                    self._unhealthy_raise(f"the connection failed ({type(error).__name__})")
                     raise EngineError(f"The connection to the server failed ({type(error).__name__}).") from error
             else:
                 if response.status_code == 200:
@@ -300,6 +304,7 @@ class VllmEngine:
             return
         if status >= 500:
             if final:
+                self._unhealthy_raise(f"it answered HTTP {status}: {message}")
                 raise EngineError(f"The server failed (HTTP {status}) after {self.max_retries} retries: {message}")
             return
         if status in (401, 403):
@@ -307,6 +312,17 @@ class VllmEngine:
         if status == 404:
             raise EngineUnavailable(f"The server at {self.root} does not serve {self.model} (404): {message}")
         raise EngineError(f"The server refused the page (HTTP {status}): {message}", retryable=False)
+
+    def _unhealthy_raise(self, what: str) -> None:
+        """After the retries of a 5xx or a broken connection: EngineUnavailable when the
+        server's /health does not answer 200 either (the server is failing, not this page)."""
+        try:
+            health = self._probe.get("/health").status_code
+        except httpx.HTTPError:
+            health = None
+        if health != 200:
+            answered = "no answer" if health is None else f"HTTP {health}"
+            raise EngineUnavailable(f"The server at {self.root} is failing ({what}; GET /health: {answered})."[:500])
 
     @staticmethod
     def _decoded(response: httpx.Response) -> dict[str, Any]:

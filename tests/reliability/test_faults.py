@@ -10,17 +10,23 @@ Every wait is bounded (`wait_until`'s deadline is a hang guard, not a timing che
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from accounts.models import User
+from exports.book import ExportOptions
+from exports.models import ExportFile, ExportStatus
+from exports.services import export_request
 from projects import jobs
-from projects.models import Job, JobKind, JobStatus, PageStatus, Project, ProjectStatus
+from projects.models import Job, JobKind, JobStatus, NormalizeState, PageStatus, Project, ProjectStatus, SourceKind
+from projects.normalize import project_normalize
 from tests.e2e.processes import Service, Services, free_port, wait_until
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from tests.reliability.faults_support import OwnRedis, assert_book_invariants, beat_send
 from tests.support.openai_server import Fault, OpenAIServer
+from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Answer, running_receiver
 from wallet.models import EntryKind
 from wallet.services import wallet_credit
@@ -295,6 +301,91 @@ def test_a_500_storm_pauses_the_book_without_using_attempts_and_it_resumes(servi
     pages = list(project.pages.values_list("index", "status", "attempts", "failure_reason"))
     assert project.status == ProjectStatus.COMPLETE, pages
     assert_book_invariants(project, credited=CREDIT, attempts=1)
+
+
+# --- 5. Storage failing on write -------------------------------------------------------------
+
+
+def blocked(folder: Path) -> Path:
+    """Storage cannot write under `folder`: a plain file stands where the folder must be
+    (the tests run as root, for whom a read-only folder is still writable)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.write_bytes(b"")
+    return folder
+
+
+def files_under(root: Path) -> list[Path]:
+    return sorted(path for path in root.rglob("*") if path.is_file()) if root.exists() else []
+
+
+def test_storage_failing_during_normalize_fails_cleanly_and_a_new_start_works(local_storage: Path, tmp_path):
+    source = tmp_path / "book.pdf"
+    source.write_bytes(pdf_bytes(3, text=lambda n: f"Page {n} of a short book, with a few words on it."))
+    owner: User = UserFactory.create()
+
+    def created() -> Project:
+        return Project.objects.create(
+            owner=owner,
+            name="Book",
+            target_language_code="fr",
+            source_kind=SourceKind.PDF,
+            source_path=str(source),
+            source_file_name="book.pdf",
+            source_page_count=3,
+        )
+
+    project = created()
+    blocker = blocked(local_storage / "projects" / str(project.pk) / "thumbs")
+    with pytest.raises(OSError, match=r"Not a directory|File exists"):
+        project_normalize(project=project)
+    project.refresh_from_db()
+    # A clear failure: Failed with the reason; no page row and no page file left behind.
+    assert (project.status, project.normalize_state, project.failure_code) == (
+        ProjectStatus.FAILED,
+        NormalizeState.FAILED,
+        "server_error",
+    )
+    assert project.failure_reason
+    assert not project.pages.exists()
+    assert files_under(local_storage) == [blocker]
+
+    blocker.unlink()  # storage fixed: the book started again normalizes in full
+    again = project_normalize(project=created())
+    assert (again.status, again.pages.count()) == (ProjectStatus.CALIBRATING, 3)
+    assert len(files_under(local_storage / "projects" / str(again.pk))) == 6  # three images, three thumbnails
+
+
+def test_storage_failing_during_export_fails_the_file_cleanly_and_asking_again_makes_it(services: Services):
+    project = book(3, status=PageStatus.APPROVED, translation="Une page traduite.", cost_usd=Decimal("0.001"))
+    Project.objects.filter(pk=project.pk).update(status=ProjectStatus.COMPLETE)
+    project.refresh_from_db()
+    media = services.var_dir / "media"
+    blocker = blocked(media / "exports" / str(project.pk))
+    services.worker("exporter", queues="export")
+    (export,) = export_request(project=project, export_format="Markdown", options=ExportOptions())
+
+    failed = wait_until(
+        lambda: ExportFile.objects.filter(pk=export.pk, status=ExportStatus.FAILED).first(),
+        what="the export to fail",
+        services=services,
+        timeout=DEADLINE,
+    )
+    assert isinstance(failed, ExportFile)
+    assert failed.error_text
+    assert not failed.storage_key
+    assert files_under(media / "exports") == [blocker]  # no half-written file
+
+    blocker.unlink()  # storage fixed: asking again makes the file
+    (again,) = export_request(project=project, export_format="Markdown", options=ExportOptions())
+    ready = wait_until(
+        lambda: ExportFile.objects.filter(pk=again.pk, status=ExportStatus.READY).first(),
+        what="the export to be made",
+        services=services,
+        timeout=DEADLINE,
+    )
+    assert isinstance(ready, ExportFile)
+    assert files_under(media / "exports") == [media / ready.storage_key]
+    assert ExportFile.objects.filter(project=project).count() == 1
 
 
 # --- 6. A webhook receiver that hangs -------------------------------------------------------

@@ -122,6 +122,8 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": env.str("CACHE_URL", default=REDIS_URL),
         "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="bts"),
+        # One pool per process, not one per request (core/cache.py).
+        "OPTIONS": {"pool_class": "core.cache.SharedConnectionPool"},
     }
 }
 

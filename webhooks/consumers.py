@@ -26,7 +26,7 @@ from projects.selectors import project_get_for_owner
 from projects.serializers import StatusViewSerializer
 from projects.status_view import status_view_for
 from webhooks.events import json_safe
-from webhooks.hub import owner_group, project_group
+from webhooks.hub import HUB_EVENT, owner_group, project_group
 from webhooks.hub_auth import CLOSE_UNAUTHENTICATED, HubIdentity, HubRefused, hub_authenticate
 
 logger = logging.getLogger(__name__)
@@ -107,6 +107,16 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(
                 error_message("unknown_type", "Known types: subscribe, unsubscribe, ping.", type=message_type[:100])
             )
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """An event of the bus goes straight to `hub_event`: it touches no database, so it
+        skips Channels' closing of old database connections, a hop to a worker thread for
+        every message to every connection (what limited the fan-out, bench/bench_api.py).
+        Everything else is dispatched as Channels does it."""
+        if message.get("type") == HUB_EVENT:
+            await self.hub_event(message)
+        else:
+            await super().dispatch(message)
 
     async def hub_event(self, message: dict[str, Any]) -> None:
         """An event of the bus (webhooks.hub.hub_broadcast), sent on once per connection."""

@@ -380,6 +380,7 @@ async def hub_fan_out(base: str, *, owner: User, token: str) -> FanOut:
         await loop.run_in_executor(publisher, publish_one, number, sent_at)
 
     try:
+        await fan_out(clients, publish_async, seconds=WARMUP_SECONDS)
         return await fan_out(clients, publish_async, seconds=HUB_SECONDS)
     finally:
         await loop.run_in_executor(publisher, lambda: connection.close())  # the thread's own
@@ -397,6 +398,7 @@ async def bare_fan_out(address: str) -> FanOut:
         await source.send(json.dumps({**message, "data": envelope(number, sent_at)}))
 
     try:
+        await fan_out(clients, publish, seconds=WARMUP_SECONDS)
         return await fan_out(clients, publish, seconds=HUB_SECONDS)
     finally:
         await source.close()

@@ -11,21 +11,21 @@ start afresh in a forked child.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Self
 
 import redis
 
 
 class SharedConnectionPool(redis.ConnectionPool):
-    _pools: dict[tuple[str, str], redis.ConnectionPool] = {}
-    _lock = threading.Lock()
+    _shared_pools: dict[tuple[str, str], Any] = {}
+    _shared_lock = threading.Lock()
 
     @classmethod
-    def from_url(cls, url: str, **kwargs: Any) -> redis.ConnectionPool:
+    def from_url(cls, url: str, **kwargs: Any) -> Self:
         """The process's pool for `url` and these options, made on first use."""
         key = (url, repr(sorted(kwargs.items())))
-        with cls._lock:
-            pool = cls._pools.get(key)
-            if pool is None:
-                pool = cls._pools[key] = super().from_url(url, **kwargs)
+        with cls._shared_lock:
+            if key not in cls._shared_pools:
+                cls._shared_pools[key] = super().from_url(url, **kwargs)
+            pool: Self = cls._shared_pools[key]
             return pool

@@ -23,8 +23,11 @@ format: venv
 	.venv/bin/ruff check --fix .
 	.venv/bin/ruff format .
 
+# Every benchmark, then docs/performance.md rewritten with the figures (docs/performance.md).
+# QUICK=1: shorter API load runs. The API bench starts a Redis of its own (installed if missing).
 bench: venv
-	.venv/bin/python -m bench
+	@command -v redis-server >/dev/null || bash -c 'source scripts/lib.sh && apt_install redis-server'
+	BENCH_QUICK=$(QUICK) .venv/bin/python -m bench
 
 dev-user: venv
 	.venv/bin/python manage.py create_dev_user

@@ -21,7 +21,7 @@ class Result:
 
     def line(self) -> str:
         return (
-            f"{self.name:<44} {self.figure:>10.1f} {self.unit:<3} {self.baseline:>10.1f} {self.unit:<3}"
+            f"{self.name:<60} {self.figure:>10.1f} {self.unit:<3} {self.baseline:>10.1f} {self.unit:<3}"
             f" {self.ratio:>8.3f}"
         )
 

@@ -58,6 +58,8 @@ def project_normalize(*, project: Project) -> Project:
       normalization state "queued".
     - Already queued or running, or already past Created (Calibrating and on): returned
       unchanged; no second task, no duplicate page.
+    - Created after a normalize stopped on our side (storage, the database): normalized
+      again, as above.
     - Failed, Cancelling or Cancelled: refused with 409 project_not_editable (a failed
       source stays failed: create a new project from a corrected file).
     """
@@ -99,8 +101,9 @@ def normalize_run(*, project_id: uuid.UUID | str) -> None:
     run has it or it is finished, and this call does nothing. Pages already stored are kept
     and skipped, so a run after a crash resumes where the last one stopped. On success the
     project is Calibrating with every page; on a content problem it is Failed with the
-    reason, and on an unexpected error it is Failed too and the error is re-raised; either
-    way no page row or page file is left behind.
+    reason, and on an unexpected error it is back to Created with the reason (normalize may
+    be called again) and the error is re-raised; either way no page row or page file is
+    left behind.
     """
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=project_id).first()
@@ -117,7 +120,12 @@ def normalize_run(*, project_id: uuid.UUID | str) -> None:
         return
     except Exception:
         logger.exception("Normalizing project %s stopped on an unexpected error", project.pk)
-        _normalize_fail(project, code="server_error", reason="Normalizing stopped on an unexpected error on our side.")
+        _normalize_fail(
+            project,
+            code="server_error",
+            reason="Normalizing stopped on an unexpected error on our side; call normalize again.",
+            retryable=True,
+        )
         raise
     _normalize_finish(project, page_count=page_count)
 
@@ -245,7 +253,8 @@ def _normalize_finish(project: Project, *, page_count: int) -> None:
         project.normalize_state = NormalizeState.DONE
         project.normalize_pages_done = project.pages.count()
         project.source_page_count = page_count
-        fields = ["normalize_state", "normalize_pages_done", "source_page_count"]
+        project.failure_code = project.failure_reason = ""  # an earlier run's stop on our side
+        fields = ["normalize_state", "normalize_pages_done", "source_page_count", "failure_code", "failure_reason"]
         if project.source_object_key and not project.source_path:
             # The contract's sourcePath, "filled in by normalize" for an upload: the name
             # of the original input (the file itself stays at sourceObjectKey).
@@ -259,8 +268,10 @@ def _normalize_finish(project: Project, *, page_count: int) -> None:
         project.save(update_fields=fields)
 
 
-def _normalize_fail(project: Project, *, code: str, reason: str) -> None:
-    """Failed with the reason; every page row and page file of the project removed."""
+def _normalize_fail(project: Project, *, code: str, reason: str, retryable: bool = False) -> None:
+    """Failed with the reason; every page row and page file of the project removed. A
+    `retryable` failure (ours, not the file's: storage or the database failing) leaves the
+    book Created, so that normalize can run again on the same project."""
     keys: list[str] = []
     with transaction.atomic():
         locked = Project.objects.select_for_update().filter(pk=project.pk).first()
@@ -268,13 +279,14 @@ def _normalize_fail(project: Project, *, code: str, reason: str) -> None:
             for image_key, thumbnail_key in locked.pages.values_list("image_key", "thumbnail_key"):
                 keys += [image_key, thumbnail_key]
             locked.pages.all().delete()
-            locked.status = ProjectStatus.FAILED
-            locked.status_changed_at = timezone.now()
+            if not retryable:
+                locked.status = ProjectStatus.FAILED
+                locked.status_changed_at = timezone.now()
+                status_changed_publish(project_id=locked.pk, owner_id=locked.owner_id)
             locked.normalize_state = NormalizeState.FAILED
             locked.normalize_pages_done = 0
             locked.failure_code = code
             locked.failure_reason = reason
-            status_changed_publish(project_id=locked.pk, owner_id=locked.owner_id)
             locked.save(
                 update_fields=[
                     "status",

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from projects.billing import project_next_work_quote, retryable_pages
 from projects.jobs import job_in_flight
-from projects.models import JobStatus, PageStatus, Project, ProjectStatus
+from projects.models import JobStatus, NormalizeState, PageStatus, Project, ProjectStatus
 from translation.engines import model_status
 from wallet.selectors import auto_top_up_coming
 
@@ -113,7 +113,9 @@ def status_view_for(*, project: Project) -> StatusView:
     waiting_on = blocked_on = next_action = None
     done = f"{progress.translated_pages} of {progress.total_pages} pages translated"
 
-    if state == ProjectStatus.CREATED:
+    if state == ProjectStatus.CREATED and project.normalize_state == NormalizeState.FAILED:
+        title, detail = "Preparing the book stopped", project.failure_reason
+    elif state == ProjectStatus.CREATED:
         title, detail = (
             "Preparing the book",
             "The book is being turned into pages; call normalize once after creating it.",

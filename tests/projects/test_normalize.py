@@ -25,6 +25,7 @@ from projects.normalize import (
     page_thumbnail_key,
     project_normalize,
 )
+from projects.status_view import status_view_for
 from tests.factories import UserFactory
 from tests.support.pdfs import pdf_bytes
 
@@ -373,7 +374,7 @@ def test_a_damaged_image_in_a_zip_fails_the_project_with_no_page_left(settings, 
     assert page_files(local_storage, project) == []
 
 
-def test_an_unexpected_error_fails_the_project_cleans_up_and_is_raised(settings, tmp_path):
+def test_an_unexpected_error_leaves_the_book_created_with_the_reason_cleans_up_and_is_raised(settings, tmp_path):
     source = tmp_path / "book.pdf"
     source.write_bytes(text_pdf(2))
     not_a_folder = tmp_path / "storage-file"
@@ -400,11 +401,17 @@ def test_an_unexpected_error_fails_the_project_cleans_up_and_is_raised(settings,
 
     project.refresh_from_db()
     assert (project.status, project.normalize_state, project.failure_code) == (
-        ProjectStatus.FAILED,
+        ProjectStatus.CREATED,
         NormalizeState.FAILED,
         "server_error",
     )
     assert not project.pages.exists()
+    view = status_view_for(project=project)
+    assert (view.state, view.title, view.detail) == (
+        ProjectStatus.CREATED,
+        "Preparing the book stopped",
+        project.failure_reason,
+    )
 
 
 def test_a_failed_project_is_refused_and_left_as_it_is():

@@ -318,7 +318,7 @@ def files_under(root: Path) -> list[Path]:
     return sorted(path for path in root.rglob("*") if path.is_file()) if root.exists() else []
 
 
-def test_storage_failing_during_normalize_fails_cleanly_and_a_new_start_works(local_storage: Path, tmp_path):
+def test_storage_failing_during_normalize_stops_cleanly_and_normalize_again_works(local_storage: Path, tmp_path):
     source = tmp_path / "book.pdf"
     source.write_bytes(pdf_bytes(3, text=lambda n: f"Page {n} of a short book, with a few words on it."))
     owner: User = UserFactory.create()
@@ -339,9 +339,10 @@ def test_storage_failing_during_normalize_fails_cleanly_and_a_new_start_works(lo
     with pytest.raises(OSError, match=r"Not a directory|File exists"):
         project_normalize(project=project)
     project.refresh_from_db()
-    # A clear failure: Failed with the reason; no page row and no page file left behind.
+    # A clear stop on our side: the book is back to Created with the reason, and no page
+    # row or page file is left behind.
     assert (project.status, project.normalize_state, project.failure_code) == (
-        ProjectStatus.FAILED,
+        ProjectStatus.CREATED,
         NormalizeState.FAILED,
         "server_error",
     )
@@ -349,9 +350,9 @@ def test_storage_failing_during_normalize_fails_cleanly_and_a_new_start_works(lo
     assert not project.pages.exists()
     assert files_under(local_storage) == [blocker]
 
-    blocker.unlink()  # storage fixed: the book started again normalizes in full
-    again = project_normalize(project=created())
-    assert (again.status, again.pages.count()) == (ProjectStatus.CALIBRATING, 3)
+    blocker.unlink()  # storage fixed: normalize again, the same book normalizes in full
+    again = project_normalize(project=project)
+    assert (again.status, again.pages.count(), again.failure_code) == (ProjectStatus.CALIBRATING, 3, "")
     assert len(files_under(local_storage / "projects" / str(again.pk))) == 6  # three images, three thumbnails
 
 

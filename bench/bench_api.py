@@ -410,20 +410,20 @@ async def bare_fan_out(address: str) -> FanOut:
 
 @contextlib.contextmanager
 def bench_redis_settings(redis_url: str) -> Iterator[None]:
-    """This process's cache, hub channel layer and broker on the bench's Redis, as the
-    server's are (the book's setup and the event bus run here)."""
+    """This process's cache and hub channel layer on the bench's Redis, as the server's
+    are (the book's setup and the event bus run here). Celery's messages (the queued
+    batch's) go to an in-memory broker, as in the other benches: Celery keeps its
+    connection pool for the process, and this Redis stops with the bench."""
     from channels.layers import channel_layers
 
     cache = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}}
     layer = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_url]}}}
-    broker = celery_app.conf.broker_url
-    celery_app.conf.broker_url = redis_url
+    celery_app.conf.broker_url = "memory://localhost/"
     try:
         with override_settings(CACHES=cache, CHANNEL_LAYERS=layer, TRANSLATION_ENGINE="echo"):
             channel_layers.backends.clear()
             yield
     finally:
-        celery_app.conf.broker_url = broker
         channel_layers.backends.clear()
 
 

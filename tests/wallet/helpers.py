@@ -39,8 +39,10 @@ def assert_wallet_invariants(wallet_id: int) -> Wallet:
         charge = charged.get(hold.cause_id, Decimal(0))
         assert charge <= hold.amount
         assert charge == (hold.settled_amount if hold.state == HoldState.SETTLED else 0)
-    refunded = entries.filter(kind=EntryKind.REFUND, cause_type="job").values("cause_id").annotate(
-        total=Sum("amount"), n=Count("id")
+    refunded = (
+        entries.filter(kind=EntryKind.REFUND, cause_type="job")
+        .values("cause_id")
+        .annotate(total=Sum("amount"), n=Count("id"))
     )
     for row in refunded:
         assert row["n"] == 1, f"job {row['cause_id']} refunded twice"

@@ -9,14 +9,13 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service as DriverService
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.e2e.processes import Services, free_port, wait_until
+from tests.e2e.processes import Services, wait_until
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -73,18 +72,7 @@ def browser(downloads: Path) -> Iterator[WebDriver]:
 def server(services: Services) -> str:
     """A running API server on a development deployment (the top-up form shows); its
     base URL."""
-    port = free_port()
-    services.server(port, DEVELOPMENT_DEPLOYMENT="true")
-    base = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        try:
-            return httpx.get(f"{base}/v1/meta", timeout=5).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    wait_until(up, what="the API server", services=services)
-    return base
+    return services.api_server(DEVELOPMENT_DEPLOYMENT="true")
 
 
 def browser_wait(

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import quote
@@ -130,6 +131,22 @@ class Services:
             "warning",
         ]
         return self._start("server", argv, service_env(self.var_dir, **env))
+
+    def api_server(self, **env: object) -> str:
+        """An API server on a free port, started and answering; its base URL."""
+        port = free_port()
+        self.server(port, **env)
+        base = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as answer:  # noqa: S310 (loopback)
+                    return bool(answer.status == 200)
+            except OSError:
+                return False
+
+        wait_until(up, what="the API server", services=self)
+        return base
 
     def _start(self, name: str, argv: list[str], env: Mapping[str, str]) -> Service:
         service = Service(name, argv, env, self.var_dir / f"{name}.log")

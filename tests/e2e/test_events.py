@@ -16,7 +16,7 @@ from websockets.sync.client import ClientConnection, connect
 from accounts.models import User
 from accounts.services import token_issue
 from projects.models import Job, JobStatus, Project
-from tests.e2e.processes import Services, free_port, wait_until
+from tests.e2e.processes import Services, wait_until
 from tests.factories import UserFactory
 from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Receiver, running_receiver
@@ -32,18 +32,8 @@ MARKER = {"marker": "the end of the book's events"}
 
 def start_server(services: Services) -> httpx.Client:
     """The API server, on a development deployment, allowed to deliver to loopback."""
-    port = free_port()
-    services.server(port, DEVELOPMENT_DEPLOYMENT="true", WEBHOOK_ALLOW_PRIVATE_ADDRESSES="true")
-    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-
-    def up() -> bool:
-        try:
-            return api.get("/v1/meta").status_code == 200
-        except httpx.TransportError:
-            return False
-
-    wait_until(up, what="the API server", services=services)
-    return api
+    base = services.api_server(DEVELOPMENT_DEPLOYMENT="true", WEBHOOK_ALLOW_PRIVATE_ADDRESSES="true")
+    return httpx.Client(base_url=base, timeout=30)
 
 
 def hub_connect(api: httpx.Client, user: User) -> ClientConnection:

@@ -13,7 +13,7 @@ from django.db.models import Sum
 from accounts.models import User
 from projects import jobs
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
-from tests.e2e.processes import Services, free_port, wait_until
+from tests.e2e.processes import Services, wait_until
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from tests.support.pdfs import pdf_bytes
 from tests.wallet.helpers import assert_wallet_invariants
@@ -48,18 +48,8 @@ def assert_wallet_charged_the_page_costs(project: Project, credited: Decimal) ->
 
 
 def test_a_book_goes_from_upload_to_complete_through_the_server_and_a_worker(services: Services):
-    port = free_port()
-    services.server(port, DEVELOPMENT_DEPLOYMENT="true")
+    api = httpx.Client(base_url=services.api_server(DEVELOPMENT_DEPLOYMENT="true"), timeout=30)
     services.worker("worker", ENGINE_CONCURRENCY=4)
-    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-
-    def server_up() -> bool:
-        try:
-            return api.get("/v1/meta").status_code == 200
-        except httpx.TransportError:
-            return False
-
-    wait_until(server_up, what="the API server", services=services)
     registered = api.post(
         "/v1/auth/register", json={"email": "reader@example.com", "password": PASSWORD, "displayName": "Ada"}
     )

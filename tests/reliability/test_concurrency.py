@@ -29,7 +29,7 @@ from accounts.services import token_issue
 from exports.models import ExportFile, ExportStatus
 from exports.services import ARCHIVE, SINGLE_FORMATS
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
-from tests.e2e.processes import Services, free_port, wait_until
+from tests.e2e.processes import Services
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from wallet.models import EntryKind, Hold, HoldState, LedgerEntry, RedeemCode, TopUp, Wallet
 from wallet.redeem import codes_issue
@@ -59,23 +59,9 @@ def api(services: Services) -> Iterator[str]:
     test, so none of an earlier test may be left there."""
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     broker.delete("export")
-    port = free_port()
-    services.server(
-        port,
-        DEVELOPMENT_DEPLOYMENT="true",
-        THROTTLE_REDEEM="10000/min",
-        THROTTLE_REDEEM_ADDRESS="10000/min",
+    yield services.api_server(
+        DEVELOPMENT_DEPLOYMENT="true", THROTTLE_REDEEM="10000/min", THROTTLE_REDEEM_ADDRESS="10000/min"
     )
-    base = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        try:
-            return httpx.get(f"{base}/healthz", timeout=5).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    wait_until(up, what="the API server", services=services)
-    yield base
     broker.delete("export")
     broker.close()
 

@@ -18,7 +18,7 @@ from accounts.api_keys import api_key_create
 from accounts.models import User
 from accounts.services import token_issue
 from projects.models import Project
-from tests.e2e.processes import Services, free_port, wait_until
+from tests.e2e.processes import Services
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from wallet.models import EntryKind
 from wallet.services import wallet_credit
@@ -33,18 +33,7 @@ PAGE_TEXT = "The lamp was lit before the guests arrived, and the house smelled o
 @pytest.fixture
 def server(services: Services) -> str:
     """A running API server; its address, host:port."""
-    port = free_port()
-    services.server(port)
-    address = f"127.0.0.1:{port}"
-
-    def up() -> bool:
-        try:
-            return httpx.get(f"http://{address}/v1/meta", timeout=5).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    wait_until(up, what="the API server", services=services)
-    return address
+    return services.api_server().removeprefix("http://")
 
 
 def hub_connect(address: str, *, query: str = "", headers: dict[str, str] | None = None) -> ClientConnection:

@@ -113,7 +113,8 @@ class Services:
             f"{name}@%h",
             "--loglevel=INFO",
         ]
-        return self._start(name, argv, service_env(self.var_dir, **env))
+        # Its database sessions carry its name (libpq's PGAPPNAME), so a test can find them.
+        return self._start(name, argv, service_env(self.var_dir, PGAPPNAME=f"worker-{name}", **env))
 
     def server(self, port: int, **env: object) -> Service:
         argv = [

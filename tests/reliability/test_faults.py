@@ -172,12 +172,14 @@ def test_redis_restarted_mid_batch_loses_no_page_and_the_book_completes(services
 # --- 3. PostgreSQL connections dropped ------------------------------------------------------
 
 
-def terminate_other_backends() -> int:
-    """pg_terminate_backend on every other session of this test's database (the workers')."""
+def terminate_worker_backends() -> int:
+    """pg_terminate_backend on the workers' sessions of this test's database (named by
+    Services.worker), not on this test process's own pooled connections."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "WHERE datname = current_database() AND application_name LIKE %s",
+            ["worker-%"],
         )
         return int(cursor.fetchone()[0])
 
@@ -195,7 +197,7 @@ def test_postgresql_connections_dropped_mid_batch_the_worker_recovers(services: 
             services=services,
             timeout=DEADLINE,
         )
-        assert terminate_other_backends() >= 1
+        assert terminate_worker_backends() >= 1
 
     wait_until(lambda: at_rest(project), what="the book to finish", services=services, timeout=DEADLINE)
     assert worker.process.poll() is None, "the worker survived"

@@ -283,14 +283,15 @@ def test_a_500_storm_pauses_the_book_without_using_attempts_and_it_resumes(servi
     with OpenAIServer() as server:
         server.failing = True
         jobs.process_start(owner=project.owner, project_id=project.pk)
-        services.worker("worker", **vllm_worker_env(server))
-        wait_until(
-            lambda: Project.objects.get(pk=project.pk).status == ProjectStatus.PAUSED_NEEDS_CAPACITY,
-            what="the book to pause for capacity",
-            services=services,
-            timeout=DEADLINE,
-        )
-        wait_until(lambda: len(server.chat_requests()) >= 6, what="a few paused rounds", services=services)
+        # Paused for 3 s between rounds: long enough that the checks below see the pause,
+        # not the next round's claim (during which the book shows Calibrating).
+        services.worker("worker", **{**vllm_worker_env(server), "CAPACITY_RETRY_SECONDS": 3})
+
+        def paused_after_a_few_rounds() -> bool:
+            paused = Project.objects.get(pk=project.pk).status == ProjectStatus.PAUSED_NEEDS_CAPACITY
+            return paused and len(server.chat_requests()) >= 6
+
+        wait_until(paused_after_a_few_rounds, what="a few paused rounds", services=services, timeout=DEADLINE)
         assert_book_invariants(project, credited=CREDIT)
         assert set(project.pages.values_list("status", "attempts")) == {
             (PageStatus.IN_PROGRESS, 0),  # the calibration page, its job waiting

@@ -26,6 +26,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import requests
+from celery.exceptions import SoftTimeLimitExceeded
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import transaction
@@ -173,12 +174,20 @@ def delivery_attempt(*, delivery_id: uuid.UUID | str) -> WebhookDelivery | None:
     return _record(delivery_id=delivery.pk, attempted_at=attempted_at, duration_ms=duration_ms, outcome=outcome)
 
 
+def attempt_time_limit() -> float:
+    """The longest one attempt may take in all, in seconds: WEBHOOK_TIMEOUT_SECONDS for each
+    address it may try. The timeout bounds each read; this bounds the whole attempt, so a
+    receiver that answers a byte at a time cannot hold a worker (the delivery task's soft
+    time limit)."""
+    return float(settings.WEBHOOK_TIMEOUT_SECONDS * addresses.MAX_ADDRESSES_TRIED)
+
+
 def _claim(delivery_id: uuid.UUID | str) -> WebhookDelivery | None:
     """Takes the delivery for one attempt: moves its next attempt past the longest an
     attempt can take, so no other worker (nor the sweep) takes it meanwhile; should this
     worker die, the delivery is due again after that."""
     now = timezone.now()
-    lease = timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS * (addresses.MAX_ADDRESSES_TRIED + 1) + 60)
+    lease = timedelta(seconds=attempt_time_limit() + settings.WEBHOOK_TIMEOUT_SECONDS + 60)
     claimed = WebhookDelivery.objects.filter(
         pk=delivery_id, status=DeliveryStatus.PENDING, next_attempt_at__lte=now + CLAIM_SLACK
     ).update(next_attempt_at=now + lease, updated_at=now)
@@ -208,6 +217,8 @@ def _send(*, delivery: WebhookDelivery, subscription: WebhookSubscription) -> Ou
         answer = addresses.post_pinned(checked, body=body, headers=headers, timeout=timeout)
     except requests.Timeout:
         return Outcome(status_code=None, error=f"No answer within {timeout:g} s.")
+    except SoftTimeLimitExceeded:
+        return Outcome(status_code=None, error=f"No complete answer within {attempt_time_limit():g} s.")
     except requests.exceptions.SSLError as error:
         return Outcome(status_code=None, error=_clip(f"TLS failed: {error}"))
     except requests.RequestException as error:

@@ -8,9 +8,11 @@ from celery import shared_task
 from webhooks import deliveries, services
 
 
-@shared_task(name="webhooks.tasks.delivery_attempt")
+@shared_task(name="webhooks.tasks.delivery_attempt", soft_time_limit=deliveries.attempt_time_limit())
 def delivery_attempt(delivery_id: str) -> str | None:
-    """One attempt of the delivery if it is pending and due; returns its status after."""
+    """One attempt of the delivery if it is pending and due; returns its status after.
+    The soft time limit ends an attempt that takes longer in all than it may (recorded as
+    a failed attempt, retried on the schedule)."""
     delivery = deliveries.delivery_attempt(delivery_id=delivery_id)
     return delivery.status if delivery is not None else None
 

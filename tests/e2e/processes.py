@@ -92,8 +92,9 @@ class Services:
         self.var_dir = var_dir
         self.started: list[Service] = []
 
-    def worker(self, name: str, queues: str = WORK_QUEUES, **env: object) -> Service:
-        """A worker on `queues` (comma-separated; processing's by default)."""
+    def worker(self, name: str, queues: str = WORK_QUEUES, *, pool: str = "solo", **env: object) -> Service:
+        """A worker on `queues` (comma-separated; processing's by default), one task at a
+        time; `pool="prefork"` as in production where a test needs its time limits."""
         argv = [
             sys.executable,
             "-m",
@@ -103,7 +104,7 @@ class Services:
             "worker",
             "-Q",
             queues,
-            "--pool=solo",
+            f"--pool={pool}",
             "-c",
             "1",
             "--without-heartbeat",

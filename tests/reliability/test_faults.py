@@ -30,8 +30,11 @@ from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Answer, running_receiver
 from wallet.models import EntryKind
 from wallet.services import wallet_credit
+from webhooks.addresses import MAX_ADDRESSES_TRIED
+from webhooks.deliveries import delivery_test_send
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery
 from webhooks.services import subscription_create
+from webhooks.tasks import delivery_attempt as delivery_attempt_task
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 
@@ -434,3 +437,34 @@ def test_a_hanging_webhook_receiver_neither_blocks_the_book_nor_loses_its_events
     assert events.count("job.succeeded") >= 3  # every job's event arrived (some more than once: hung attempts)
     assert set(deliveries.values_list("event_type", flat=True)) >= {"job.succeeded", "project.status_changed"}
     assert deliveries.filter(event_type="job.succeeded").count() == 3
+
+
+def test_a_receiver_answering_a_byte_at_a_time_cannot_hold_a_delivery_past_its_limit(services: Services, settings):
+    """Each read is quick, so the per-read timeout never fires; the delivery task's soft
+    time limit (WEBHOOK_TIMEOUT_SECONDS per address it may try) ends the attempt, which is
+    logged as failed and retried; the worker goes on to the next delivery."""
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
+    with running_receiver() as receiver:
+        receiver.answers = [Answer(trickle=True)]  # the first attempt; then 204s
+        subscription, receiver.secret = subscription_create(owner=UserFactory(), url=receiver.url())
+        delivery = delivery_test_send(subscription=subscription)  # queued on commit: none here
+        services.worker(
+            "cpu",
+            queues="webhooks",
+            pool="prefork",
+            WEBHOOK_ALLOW_PRIVATE_ADDRESSES="true",
+            WEBHOOK_TIMEOUT_SECONDS=1,
+            WEBHOOK_RETRY_SCHEDULE_SECONDS="1",
+        )
+        delivery_attempt_task.apply_async(args=[str(delivery.pk)], queue="webhooks")
+        wait_until(
+            lambda: WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.SUCCEEDED,
+            what="the delivery to succeed on its retry",
+            services=services,
+            timeout=DEADLINE,
+        )
+    attempts = list(DeliveryAttempt.objects.filter(delivery=delivery).order_by("attempted_at"))
+    assert [(attempt.status_code, attempt.error) for attempt in attempts] == [
+        (None, f"No complete answer within {1 * MAX_ADDRESSES_TRIED:g} s."),
+        (204, ""),
+    ]

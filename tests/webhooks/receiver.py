@@ -4,8 +4,8 @@ Standard Webhooks package (`standardwebhooks`), never with our own code, and ans
 what the test programmed.
 
 `answers` is a list the receiver takes from, one per request (then `default` for the rest);
-an Answer may carry headers (Retry-After, Location) or hang until the receiver is closed
-(the delivery times out).
+an Answer may carry headers (Retry-After, Location), hang until the receiver is closed (the
+delivery times out), or trickle its answer a byte at a time (no single read times out).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     hang: bool = False
+    trickle: bool = False  # the status line a byte at a time, never finished: each read is quick
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,16 @@ class Receiver:
                 answer = receiver._next_answer()
                 if answer.hang:
                     receiver._released.wait(HANG_LIMIT_SECONDS)
+                    return
+                if answer.trickle:
+                    for byte in b"HTTP/1.1 200 OK, slowly" * 100:
+                        if receiver._released.wait(0.2):
+                            return
+                        try:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        except OSError:  # the sender gave up
+                            return
                     return
                 self.send_response(answer.status)
                 for name, value in answer.headers.items():

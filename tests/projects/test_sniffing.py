@@ -27,6 +27,7 @@ from core.errors import ServiceError
 from projects.models import SourceKind
 from projects.sniffing import natural_key, source_inspect
 from tests.support.pdfs import encrypted_pdf_bytes, pdf_bytes
+from tests.support.zips import central_header_at, encrypted_flag_set
 
 
 @pytest.fixture(autouse=True)
@@ -106,29 +107,10 @@ def zip_bytes(entries: list[tuple[str | zipfile.ZipInfo, bytes]], compression: i
     return buffer.getvalue()
 
 
-def central_header_at(data: bytes, name: str) -> int:
-    at = data.index(b"PK\x01\x02")
-    while True:
-        name_length = struct.unpack_from("<H", data, at + 28)[0]
-        if data[at + 46 : at + 46 + name_length] == name.encode():
-            return at
-        at = data.index(b"PK\x01\x02", at + 4)
-
-
 def central_uncompressed_size_set(data: bytes, name: str, size: int) -> bytes:
     """The zip with `name`'s central directory entry claiming another uncompressed size."""
     edited = bytearray(data)
     struct.pack_into("<I", edited, central_header_at(data, name) + 24, size)
-    return bytes(edited)
-
-
-def encrypted_flag_set(data: bytes, name: str) -> bytes:
-    """The zip with `name` marked encrypted (bit 0 of the flags, local and central headers)."""
-    edited = bytearray(data)
-    central = central_header_at(data, name)
-    local = struct.unpack_from("<I", data, central + 42)[0]
-    for offset in (central + 8, local + 6):
-        struct.pack_into("<H", edited, offset, struct.unpack_from("<H", data, offset)[0] | 0x1)
     return bytes(edited)
 
 

@@ -33,7 +33,8 @@ from functools import cache
 from hypothesis import strategies as st
 from PIL import Image
 
-from tests.support.pdfs import encrypted_pdf_bytes, pdf_bytes
+from tests.support.pdfs import encrypted_pdf_bytes, pdf_assemble, pdf_bytes
+from tests.support.zips import central_header_at, encrypted_flag_set
 
 
 @dataclass(frozen=True)
@@ -215,15 +216,6 @@ def symlink_entry(name: str) -> zipfile.ZipInfo:
     return link
 
 
-def central_header_at(data: bytes, name: str) -> int:
-    at = data.index(b"PK\x01\x02")
-    while True:
-        length = struct.unpack_from("<H", data, at + 28)[0]
-        if data[at + 46 : at + 46 + length] == name.encode():
-            return at
-        at = data.index(b"PK\x01\x02", at + 4)
-
-
 def zip_edit_central(data: bytes, name: str, offset: int, fmt: str, value: int) -> bytes:
     edited = bytearray(data)
     struct.pack_into(fmt, edited, central_header_at(data, name) + offset, value)
@@ -233,15 +225,6 @@ def zip_edit_central(data: bytes, name: str, offset: int, fmt: str, value: int) 
 def zip_edit_end(data: bytes, offset: int, fmt: str, *values: int) -> bytes:
     edited = bytearray(data)
     struct.pack_into(fmt, edited, data.rindex(b"PK\x05\x06") + offset, *values)
-    return bytes(edited)
-
-
-def zip_encrypted_flag(data: bytes, name: str) -> bytes:
-    edited = bytearray(data)
-    central = central_header_at(data, name)
-    local = struct.unpack_from("<I", data, central + 42)[0]
-    for offset in (central + 8, local + 6):
-        struct.pack_into("<H", edited, offset, struct.unpack_from("<H", data, offset)[0] | 0x1)
     return bytes(edited)
 
 
@@ -311,21 +294,9 @@ def zip_bomb(unpacked_bytes: int, name: str = "page1.png") -> bytes:
 # --- PDFs ------------------------------------------------------------------------------------
 
 
-def pdf_assemble(objects: dict[int, bytes], root: int = 1, extra_trailer: bytes = b"") -> bytes:
-    """A PDF of these objects with a correct cross-reference table."""
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets: dict[int, int] = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
-    xref_at = len(out)
-    count = max(objects) + 1
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % count
-    for number in range(1, count):
-        out += b"%010d 00000 n \n" % offsets.get(number, 0)
-    out += b"trailer\n<< /Size %d /Root %d 0 R " % (count, root) + extra_trailer + b">>\n"
-    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
-    return bytes(out)
+def pdf_of(objects: dict[int, bytes], root: int = 1, extra_trailer: bytes = b"") -> bytes:
+    """A PDF of these objects (numbers may be missing) with a correct cross-reference table."""
+    return pdf_assemble(objects, b"/Root %d 0 R " % root + extra_trailer)
 
 
 def _stream(content: bytes, *, flate: bool = False, dictionary: bytes = b"") -> bytes:
@@ -340,7 +311,7 @@ _DRAWING = b"0.5 w 72 72 m 300 72 l 300 300 l 72 300 l h S"
 
 
 def pdf_page_tree(kids: bytes, count: int, page: bytes = _PAGE, contents: bytes = _DRAWING) -> bytes:
-    return pdf_assemble(
+    return pdf_of(
         {
             1: _CATALOG,
             2: b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % count,
@@ -377,7 +348,7 @@ def pdf_page_tree_loop() -> bytes:
 
 def pdf_two_node_loop() -> bytes:
     """Two page tree nodes, each the other's kid."""
-    return pdf_assemble(
+    return pdf_of(
         {
             1: _CATALOG,
             2: b"<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
@@ -404,7 +375,7 @@ def pdf_same_page_repeated(times: int, padding: int = 0) -> bytes:
         4: _stream(_DRAWING),
     }
     objects.update({number: b"null" for number in range(5, 5 + padding)})
-    return pdf_assemble(objects)
+    return pdf_of(objects)
 
 
 def pdf_huge_page(width: int, height: int) -> bytes:
@@ -423,7 +394,7 @@ def pdf_recursive_form() -> bytes:
         b"/Resources << /XObject << /X 5 0 R >> >> >>"
     )
     form = _stream(b"/X Do", dictionary=b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources 6 0 R ")
-    return pdf_assemble(
+    return pdf_of(
         {
             1: _CATALOG,
             2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -443,7 +414,7 @@ def pdf_stream_bomb(unpacked_bytes: int) -> bytes:
         3: _PAGE,
         4: _stream(b" " * unpacked_bytes + _DRAWING, flate=True),
     }
-    return pdf_assemble(page_objects)
+    return pdf_of(page_objects)
 
 
 def pdf_image_bomb(side: int) -> bytes:
@@ -459,7 +430,7 @@ def pdf_image_bomb(side: int) -> bytes:
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
         b"/Resources << /XObject << /Im 5 0 R >> >> >>"
     )
-    return pdf_assemble(
+    return pdf_of(
         {
             1: _CATALOG,
             2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -489,7 +460,7 @@ def pdf_deep_nesting(depth: int) -> bytes:
 
 def pdf_active_content() -> bytes:
     """A valid page with a JavaScript open action and an embedded executable: harmless to us."""
-    return pdf_assemble(
+    return pdf_of(
         {
             1: b"<< /Type /Catalog /Pages 2 0 R /OpenAction 5 0 R /Names << /EmbeddedFiles << /Names "
             b"[(setup.exe) 6 0 R] >> >> >>",
@@ -504,7 +475,7 @@ def pdf_active_content() -> bytes:
 
 
 def pdf_catalog_missing() -> bytes:
-    return pdf_assemble({1: b"<< /Type /Pages /Kids [] /Count 0 >>", 2: _stream(_DRAWING)}, root=9)
+    return pdf_of({1: b"<< /Type /Pages /Kids [] /Count 0 >>", 2: _stream(_DRAWING)}, root=9)
 
 
 def pdf_and_zip() -> bytes:
@@ -604,7 +575,7 @@ def _intake() -> list[Hostile]:
             i,
             "zip-encrypted-entry",
             "book.zip",
-            lambda: zip_encrypted_flag(zip_of([("page1.png", image()), ("page2.png", image())]), "page2.png"),
+            lambda: encrypted_flag_set(zip_of([("page1.png", image()), ("page2.png", image())]), "page2.png"),
             "zip_unsafe",
         ),
         r(

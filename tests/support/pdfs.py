@@ -63,7 +63,7 @@ def _pdf(pages: int, text: Callable[[int], str] | None, size: tuple[int, int], e
         encrypt_id = max(objects) + 1
         objects[encrypt_id] = encryption.dictionary()
         trailer += b" /Encrypt %d 0 R" % encrypt_id
-    return _assemble(objects, trailer)
+    return pdf_assemble(objects, trailer)
 
 
 def _page_content(line: str | None, height: int) -> bytes:
@@ -79,7 +79,9 @@ def _pdf_string(value: str) -> bytes:
     return raw.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
 
 
-def _assemble(objects: dict[int, bytes], trailer_entries: bytes) -> bytes:
+def pdf_assemble(objects: dict[int, bytes], trailer_entries: bytes) -> bytes:
+    """A PDF of these numbered objects with a cross-reference table that points at each (a
+    number left out points at 0, as a damaged file's would) and this trailer."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets: dict[int, int] = {}
     for number in sorted(objects):
@@ -89,7 +91,7 @@ def _assemble(objects: dict[int, bytes], trailer_entries: bytes) -> bytes:
     count = max(objects) + 1
     out += b"xref\n0 %d\n0000000000 65535 f \n" % count
     for number in range(1, count):
-        out += b"%010d 00000 n \n" % offsets[number]
+        out += b"%010d 00000 n \n" % offsets.get(number, 0)
     out += b"trailer\n<< /Size %d " % count + trailer_entries + b" >>\nstartxref\n%d\n%%%%EOF\n" % xref_at
     return bytes(out)
 

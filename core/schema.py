@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.permissions import AllowAny
 
 from core.errors import PROBLEM_CONTENT_TYPE
@@ -18,6 +19,8 @@ class ProblemAutoSchema(AutoSchema):
         statuses = []
         if self.method in ("POST", "PUT", "PATCH"):
             statuses += [400, 415]
+        elif self._validates_query():
+            statuses.append(400)  # a query parameter it reads has a value it refuses
         if not any(permission is AllowAny for permission in getattr(self.view, "permission_classes", [])):
             statuses += [401, 403]
         if "{" in self.path or self._paginated():
@@ -26,6 +29,10 @@ class ProblemAutoSchema(AutoSchema):
             statuses.append(429)
         statuses.append(500)
         return statuses
+
+    def _validates_query(self) -> bool:
+        """Reads its query string through a serializer (which answers 400 to a bad value)."""
+        return any(not isinstance(parameter, OpenApiParameter) for parameter in self.get_override_parameters())
 
     def _paginated(self) -> bool:
         return any(getattr(parameter, "name", None) == "page" for parameter in self.get_override_parameters())

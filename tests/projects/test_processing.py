@@ -12,17 +12,23 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import connection, transaction
 from django.utils import timezone
 
 from core.money import exact_sum
 from projects import jobs
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
-from projects.runner import _page_commit, batch_execute
-from projects.tasks import job_run_next
-from tests.factories import ProjectFactory, pages_add
+from projects.runner import _page_commit, _page_input, _translate, batch_execute
+from projects.tasks import job_run_next, jobs_queued_redispatch
+from tests.factories import ProjectFactory, UserFactory, pages_add
+from tests.support.openai_server import Fault, OpenAIServer
 from tests.support.problems import assert_problem
+from tests.translation.test_local_engine import page_image
 from tests.wallet.helpers import assert_wallet_invariants
-from wallet.models import EntryKind, Hold, HoldState, SavedCard, Wallet, WalletSettings
+from translation.engines import engine_get
+from wallet.models import EntryKind, Hold, HoldState, LedgerEntry, SavedCard, Wallet, WalletSettings
 from wallet.services import wallet_credit
 
 pytestmark = pytest.mark.django_db
@@ -263,10 +269,8 @@ def test_a_job_whose_worker_died_is_requeued_and_finished_with_every_page_once(u
     job_run_next()
     dead = jobs.job_claim()  # the worker that will "die" after two pages
     assert dead is not None
-    from translation.engines import engine_get
 
     engine = engine_get()
-    from projects.runner import _page_input, _translate
 
     for page in list(dead.pages.order_by("index"))[:2]:
         result, error = _translate(engine, _page_input(project, page, ""))
@@ -381,8 +385,6 @@ def test_review_approve_and_reject_need_the_approve_scope(user, auth_client, key
 def test_concurrent_process_calls_queue_exactly_one_job_and_one_hold(user):
     import threading
 
-    from django.db import connection
-
     project = book(user, pages=10)
     credit(user, "5")
     together = threading.Barrier(8)
@@ -415,7 +417,6 @@ def test_concurrent_process_calls_queue_exactly_one_job_and_one_hold(user):
 
 
 def test_the_books_glossary_and_the_previous_page_reach_the_vllm_engine(user, auth_client, settings):
-    from tests.support.openai_server import OpenAIServer
 
     project = book(user, pages=3)
     credit(user, "5")
@@ -462,8 +463,6 @@ def requeued_with_two_pages_done(user, auth_client, settings) -> Job:  # type: i
     job_run_next()
     job = jobs.job_claim()
     assert job is not None
-    from projects.runner import _page_input, _translate
-    from translation.engines import engine_get
 
     for page in list(job.pages.order_by("index"))[:2]:
         result, error = _translate(engine_get(), _page_input(project, page, ""))
@@ -480,8 +479,6 @@ def requeued_with_two_pages_done(user, auth_client, settings) -> Job:  # type: i
 def test_an_operator_cancelling_a_requeued_job_charges_its_done_pages_and_names_the_operator(
     user, auth_client, settings, client
 ):
-    from tests.factories import UserFactory
-    from wallet.models import LedgerEntry
 
     job = requeued_with_two_pages_done(user, auth_client, settings)
     done = exact_sum(job.pages.filter(status=PageStatus.APPROVED), "cost_usd")
@@ -516,7 +513,6 @@ def test_an_operator_cancelling_a_requeued_job_charges_its_done_pages_and_names_
 
 
 def test_the_owner_cancelling_a_requeued_job_charges_only_its_done_pages(user, auth_client, settings):
-    from wallet.models import LedgerEntry
 
     job = requeued_with_two_pages_done(user, auth_client, settings)
     done = exact_sum(job.pages.filter(status=PageStatus.APPROVED), "cost_usd")
@@ -538,7 +534,6 @@ def test_the_owner_cancelling_a_requeued_job_charges_only_its_done_pages(user, a
 def standin(settings):
     """The OpenAI-compatible stand-in with the vllm engine on it: one page at a time, fast
     retries (VLLM_MAX_RETRIES=2)."""
-    from tests.support.openai_server import OpenAIServer
 
     with OpenAIServer() as server:
         settings.TRANSLATION_ENGINE = "vllm"
@@ -607,7 +602,6 @@ def test_sustained_429s_pause_the_book_for_capacity_with_no_attempt_used_and_it_
 
 
 def test_cancelling_a_book_paused_for_capacity_charges_the_pages_done_before_the_pause(user, auth_client, standin):
-    from wallet.models import LedgerEntry
 
     project = paused_by_429s_after_two_pages(user, auth_client, standin)
     job = project.jobs.get(status=JobStatus.QUEUED)
@@ -627,8 +621,6 @@ def test_cancelling_a_book_paused_for_capacity_charges_the_pages_done_before_the
 @pytest.mark.django_db(transaction=True)
 def test_a_book_paused_for_capacity_shows_processing_again_while_its_batch_runs(user, auth_client, standin, settings):
     import threading
-
-    from django.db import connection
 
     project = paused_by_429s_after_two_pages(user, auth_client, standin)
     assert project.status == ProjectStatus.PAUSED_NEEDS_CAPACITY
@@ -657,7 +649,6 @@ def test_a_book_paused_for_capacity_shows_processing_again_while_its_batch_runs(
 
 
 def test_a_page_the_engine_refuses_for_good_is_not_retried_by_the_ladder_but_can_be_by_hand(user, auth_client, standin):
-    from tests.support.openai_server import Fault
 
     project = varied_book(user, pages=3)
     credit(user, "5")
@@ -717,8 +708,6 @@ def test_a_queued_job_whose_wake_up_was_lost_gets_it_again_from_beat(user, other
 
     import redis
 
-    from projects.tasks import jobs_queued_redispatch
-
     assert settings.CELERY_BEAT_SCHEDULE["jobs-queued-redispatch"]["task"] == "projects.tasks.jobs_queued_redispatch"
     settings.JOB_REDISPATCH_SECONDS, settings.CAPACITY_RETRY_SECONDS = 300, 30
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
@@ -754,8 +743,6 @@ def test_a_queued_job_whose_wake_up_was_lost_gets_it_again_from_beat(user, other
 @pytest.mark.django_db(transaction=True)
 def test_workers_claiming_at_once_take_each_job_once_and_the_lowest_position_first(user):
     import threading
-
-    from django.db import connection, transaction
 
     credit(user, "50")
     queued = sorted(
@@ -799,7 +786,6 @@ def test_workers_claiming_at_once_take_each_job_once_and_the_lowest_position_fir
 
 
 def test_staff_move_a_job_just_before_another_with_before_job_id(user, other_user, jwt_client):
-    from tests.factories import UserFactory
 
     owners = [user, other_user, UserFactory()]
     queued = []
@@ -825,10 +811,6 @@ def test_staff_move_a_job_just_before_another_with_before_job_id(user, other_use
     reason="tesseract and apertium are not installed (make test installs them)",
 )
 def test_the_local_engine_takes_an_english_book_to_complete_in_spanish(user, auth_client, settings):
-    from django.core.files.base import ContentFile
-    from django.core.files.storage import default_storage
-
-    from tests.translation.test_local_engine import page_image
 
     settings.TRANSLATION_ENGINE = "local"
     settings.TESSERACT_COMMAND, settings.APERTIUM_COMMAND = "tesseract", "apertium"

@@ -334,11 +334,9 @@ REST_FRAMEWORK = {
         "accounts.permissions.HasScope",
     ],
     "DEFAULT_RENDERER_CLASSES": ["djangorestframework_camel_case.render.CamelCaseJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": [
-        "core.parsers.JSONParser",
-        "djangorestframework_camel_case.parser.CamelCaseMultiPartParser",
-        "djangorestframework_camel_case.parser.CamelCaseFormParser",
-    ],
+    # JSON only: a view that receives a file says so (parser_classes = [MultiPartParser]),
+    # so that the schema declares each body in the one media type it is read in.
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "core.schema.ProblemAutoSchema",
     "EXCEPTION_HANDLER": "core.errors.problem_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [],
@@ -379,6 +377,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
         "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.schema.path_parameters_as_in_contract",
+        "core.schema.problem_code_enum",
     ],
     "ENUM_NAME_OVERRIDES": {
         "ProjectStatusEnum": "projects.models.ProjectStatus",

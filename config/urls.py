@@ -18,8 +18,9 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("exports.urls")),
     path("", include("webhooks.urls")),
     path("", include("translation.urls")),
-    # Last: any other /v1 address is a problem+json 404, even with DEBUG on.
-    re_path(r"^.*$", errors.api_not_found),
+    # Last: any other /v1 address is a problem+json 404, even with DEBUG on (and even with a
+    # newline in it, which `.` would not match).
+    re_path(r"^[\s\S]*$", errors.api_not_found),
 ]
 
 urlpatterns = [

@@ -139,6 +139,7 @@ def idempotent(handler: Handler) -> Handler:
         _record_finish(owner=owner, key=key, response=response)
         return response
 
+    wrapper.honours_idempotency_key = True  # type: ignore[attr-defined]  # read by core.schema
     return wrapper  # type: ignore[return-value]
 
 

@@ -32,12 +32,14 @@ PROBLEM_DESCRIPTIONS = {
     402: "The wallet cannot cover the next batch (insufficient_credit).",
     403: "The API key lacks the needed scope (forbidden).",
     404: "No such resource, or not the caller's (not_found).",
-    409: "Conflict with the resource's current state.",
+    409: "Conflict with the resource's current state (request_in_progress: retry after Retry-After).",
+    410: "Gone: the resource is no longer served (export_outdated).",
     413: "The request body is too large.",
     415: "The body's Content-Type is not one this operation reads (unsupported_media_type).",
-    422: "Unprocessable request.",
+    422: "Unprocessable request (idempotency_key_reused: the Idempotency-Key was used with another request).",
     429: "Rate limited; see Retry-After.",
     500: "Unexpected server error (server_error); logged on our side.",
+    502: "A payment provider answered with an error (payment_provider_error).",
     503: "A dependency is unavailable; retry later.",
 }
 

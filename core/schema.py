@@ -1,17 +1,38 @@
-"""OpenAPI generation: the problem+json error responses every operation can give, added
-from what the view declares (credentials, body, path parameters, pages, rate limit), so that no
-endpoint can be missing them; views add the specific ones (402, 409, ...) themselves."""
+"""OpenAPI generation: what every operation answers besides its own body, added here from
+what the view declares, so that no endpoint can be missing it and a generated client
+(openapi-python-client, see docs/api.md) gets it right:
+- the problem+json error responses (credentials, body, path parameters, pages, rate
+  limit, Idempotency-Key), views adding the specific ones (402, 409, ...) themselves;
+- the `Idempotency-Key` request header on the operations `@idempotent` wraps;
+- the response headers: X-Request-Id on every response, Retry-After on 409, 429 and 503,
+  Idempotent-Replayed on an idempotent operation's success, Content-Disposition on a file,
+  Location on a redirect.
+
+The postprocessing hooks at the end finish the document: path parameters named as the
+contract names them, and the problem body's `code` as the enum of the catalogue."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.permissions import AllowAny
 
+from core import problems
 from core.errors import PROBLEM_CONTENT_TYPE
+from core.idempotency import HEADER as IDEMPOTENCY_HEADER
+from core.idempotency import MAX_KEY_LENGTH, REPLAY_HEADER
 from core.openapi import PROBLEM_DESCRIPTIONS, ProblemSerializer
+
+REQUEST_ID_HEADER = "X-Request-Id"
+RETRY_AFTER_STATUSES = ("409", "429", "503")
+IDEMPOTENCY_STATUSES = (400, 409, 422)  # idempotency_key_invalid, request_in_progress, idempotency_key_reused
+
+
+def _header(description: str, schema: dict[str, Any] | None = None, *, required: bool = False) -> dict[str, Any]:
+    return {"schema": schema or {"type": "string"}, "description": description, "required": required}
 
 
 class ProblemAutoSchema(AutoSchema):
@@ -27,15 +48,41 @@ class ProblemAutoSchema(AutoSchema):
             statuses.append(404)  # no such resource; or, for a list, no such page
         if getattr(self.view, "throttle_scope", None):
             statuses.append(429)
+        if self._honours_idempotency_key():
+            statuses += IDEMPOTENCY_STATUSES
         statuses.append(500)
         return statuses
 
     def _validates_query(self) -> bool:
         """Reads its query string through a serializer (which answers 400 to a bad value)."""
-        return any(not isinstance(parameter, OpenApiParameter) for parameter in self.get_override_parameters())
+        return self._paginated() or any(
+            not isinstance(parameter, OpenApiParameter) for parameter in super().get_override_parameters()
+        )
 
     def _paginated(self) -> bool:
-        return any(getattr(parameter, "name", None) == "page" for parameter in self.get_override_parameters())
+        return getattr(self.view, "pagination_class", None) is not None and self.method == "GET"
+
+    def _handler(self) -> Any:
+        return getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)
+
+    def _honours_idempotency_key(self) -> bool:
+        return bool(getattr(self._handler(), "honours_idempotency_key", False))
+
+    def get_override_parameters(self) -> list[Any]:
+        parameters = list(super().get_override_parameters())
+        if self._honours_idempotency_key():
+            parameters.append(
+                OpenApiParameter(
+                    IDEMPOTENCY_HEADER,
+                    {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": "^[ -~]+$"},
+                    OpenApiParameter.HEADER,
+                    description="Any unique string (a UUID) to make a retry safe: the first response is "
+                    "kept for 24 hours and replayed with Idempotent-Replayed: true; the same key with "
+                    "another request is 422 idempotency_key_reused, while the first still runs 409 "
+                    "request_in_progress.",
+                )
+            )
+        return parameters
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)
@@ -47,4 +94,70 @@ class ProblemAutoSchema(AutoSchema):
                     ProblemSerializer, str(status), media_types=(PROBLEM_CONTENT_TYPE,), direction=direction
                 )
                 responses[str(status)]["description"] = PROBLEM_DESCRIPTIONS[status]
+        for status, response in responses.items():
+            response.setdefault("headers", {}).update(self._response_headers(status, response))
         return responses
+
+    def _response_headers(self, status: str, response: dict[str, Any]) -> dict[str, Any]:
+        headers = {
+            REQUEST_ID_HEADER: _header("The request's id, as logged; quote it when reporting a problem.", required=True)
+        }
+        if status in RETRY_AFTER_STATUSES:
+            headers["Retry-After"] = _header(
+                "Seconds to wait before retrying (rate limits, a request still running, capacity).",
+                {"type": "integer", "minimum": 0},
+            )
+        if status.startswith("2") and self._honours_idempotency_key():
+            headers[REPLAY_HEADER] = _header(
+                "`true` when this is the kept response of an earlier request (same Idempotency-Key, or "
+                "a double-submit of the same request), not a new effect.",
+                {"type": "string", "enum": ["true"]},
+            )
+        if status.startswith("3"):
+            headers["Location"] = _header("Where the resource is.", required=True)
+        if any(media.get("schema", {}).get("format") == "binary" for media in response.get("content", {}).values()):
+            headers["Content-Disposition"] = _header(
+                "`attachment` or `inline`, with the save-as name (filename* in UTF-8).", required=True
+            )
+        return headers
+
+
+# --- Postprocessing hooks (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]) --------------------
+
+# Python's URL keyword arguments as the contract names them on the wire.
+PATH_PARAMETER_NAMES = {"project_id": "id"}
+
+
+def path_parameter_wire_name(name: str) -> str:
+    if name in PATH_PARAMETER_NAMES:
+        return PATH_PARAMETER_NAMES[name]
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def path_parameters_as_in_contract(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """`/v1/projects/{project_id}/pages/{page_id}` -> `/v1/projects/{id}/pages/{pageId}`:
+    the views keep Python's names, the document the contract's (camelCase, a project `{id}`)."""
+    paths = {}
+    for path, operations in result["paths"].items():
+        paths[re.sub(r"\{(\w+)\}", lambda match: "{" + path_parameter_wire_name(match.group(1)) + "}", path)] = (
+            operations
+        )
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] == "path":
+                    parameter["name"] = path_parameter_wire_name(parameter["name"])
+    result["paths"] = paths
+    return result
+
+
+def problem_code_enum(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """The problem body's `code` as the enum of the catalogue (GET /v1/problems)."""
+    schemas = result["components"]["schemas"]
+    schemas["ProblemCodeEnum"] = {
+        "type": "string",
+        "enum": sorted(problem.code for problem in problems.all_problems()),
+        "description": "Every problem code the API answers with; GET /v1/problems/{code} describes one.",
+    }
+    schemas["Problem"]["properties"]["code"] = {"$ref": "#/components/schemas/ProblemCodeEnum"}
+    return result

@@ -17,8 +17,14 @@ from core.openapi import problem_responses
 from core.serializers import validated
 from exports import services
 from exports.book import ExportOptions
+from exports.renderers import media_types
 from exports.serializers import ExportFileSerializer, ExportRequestSerializer
 from projects.api import owned_project
+
+# Binary formats first: a client generator that picks one media type takes bytes.
+DOWNLOAD_MEDIA_TYPES = sorted(
+    {*media_types(), services.ARCHIVE_MIME}, key=lambda media: (media.startswith("text/"), media)
+)
 
 
 class ExportRequestView(APIView):
@@ -65,11 +71,19 @@ class ExportFileView(APIView):
         operation_id="projects_export_download",
         tags=["exports"],
         responses={
-            (200, "application/octet-stream"): OpenApiResponse(
-                response=OpenApiTypes.BINARY, description="The file, with its MIME type and a UTF-8 save-as name."
-            ),
-            302: OpenApiResponse(description="With S3 storage: a redirect to a pre-signed URL."),
+            **{
+                (200, media_type): OpenApiResponse(
+                    response=OpenApiTypes.BINARY,
+                    description="The file, as an attachment with its UTF-8 save-as name; the media type is "
+                    "the format's (mimeType in the export list).",
+                )
+                for media_type in DOWNLOAD_MEDIA_TYPES
+            },
+            302: OpenApiResponse(description="With S3 storage: a redirect to a pre-signed URL (Location)."),
+            **problem_responses(410),
         },
+        description="Download a file the export list names. 410 export_outdated when the book changed since "
+        "it was made (the problem carries `exportRequest`, the request that makes a fresh one).",
     )
     def get(self, request: Request, project_id: str, name: str) -> FileResponse | HttpResponseRedirect:
         export = services.export_for_download(project=owned_project(request, project_id), file_name=name)

@@ -9,10 +9,9 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,6 +21,7 @@ from accounts.authentication import request_user
 from core.idempotency import idempotent
 from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
+from core.pagination import StrictPageNumberPagination
 from core.serializers import UploadLimitsSerializer, validated, validated_query
 from core.throttling import ClientAddressRateThrottle
 from projects import selectors, services, uploads
@@ -68,7 +68,7 @@ class UploadLimitsView(APIView):
 
 
 class UploadView(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]
 
     @extend_schema(
         operation_id="uploads_create",
@@ -86,7 +86,7 @@ class UploadView(APIView):
 class AnonymousEstimateView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]
     throttle_classes = [ClientAddressRateThrottle]
     throttle_scope = "estimate"
 
@@ -109,19 +109,18 @@ class AnonymousEstimateView(APIView):
         return Response(AnonymousEstimateSerializer(body).data)
 
 
-class ProjectPagination(PageNumberPagination):
+class ProjectPagination(StrictPageNumberPagination):
     """?page=N&pageSize=M; the default page size is the account's preference."""
 
-    page_size_query_param = "pageSize"
+    def page_size_max(self) -> int:
+        return settings.PROJECTS_PAGE_SIZE_MAX
 
     def get_page_size(self, request: Request) -> int:
-        self.max_page_size = settings.PROJECTS_PAGE_SIZE_MAX
         return super().get_page_size(request) or request_user(request).projects_page_size
 
 
-class PagePagination(PageNumberPagination):
+class PagePagination(StrictPageNumberPagination):
     page_size = 200
-    page_size_query_param = "pageSize"
     max_page_size = 1000
 
 
@@ -131,7 +130,7 @@ class ProjectListView(APIView):
     @extend_schema(
         operation_id="projects_list",
         tags=["projects"],
-        parameters=[ProjectListQuerySerializer, OpenApiParameter("page", int), OpenApiParameter("pageSize", int)],
+        parameters=[ProjectListQuerySerializer, *ProjectPagination.query_parameters()],
         responses={200: ProjectSummarySerializer(many=True)},
         description="The caller's projects, newest first, paginated (default page size: the account's "
         "projectsPageSize preference), optionally of one status.",
@@ -234,7 +233,7 @@ class PageListView(APIView):
     @extend_schema(
         operation_id="pages_list",
         tags=["pages"],
-        parameters=[OpenApiParameter("page", int), OpenApiParameter("pageSize", int)],
+        parameters=PagePagination.query_parameters(),
         responses={200: PageSerializer(many=True)},
         description="The project's pages in order, paginated.",
     )

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.pagination import PageNumberPagination
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,6 +10,7 @@ from rest_framework.views import APIView
 from accounts.authentication import request_user
 from core.idempotency import idempotent
 from core.openapi import problem_responses
+from core.pagination import StrictPageNumberPagination
 from core.serializers import validated
 from wallet import preferences, selectors, topups
 from wallet.models import TopUp
@@ -41,9 +41,8 @@ class WalletView(APIView):
         return wallet_response(selectors.wallet_view_for(user=request_user(request)))
 
 
-class LedgerPagination(PageNumberPagination):
+class LedgerPagination(StrictPageNumberPagination):
     page_size = 50
-    page_size_query_param = "pageSize"
     max_page_size = 500
 
 
@@ -53,7 +52,7 @@ class LedgerView(APIView):
     @extend_schema(
         operation_id="wallet_ledger",
         tags=["wallet"],
-        parameters=[OpenApiParameter("page", int), OpenApiParameter("pageSize", int)],
+        parameters=LedgerPagination.query_parameters(),
         responses={200: LedgerEntrySerializer(many=True)},
         description="Where the money went: every ledger entry, newest first, paginated (50 a page, at most 500). "
         "`amountUsd` is the signed change to spendable credit: credits positive, charges negative, a hold "

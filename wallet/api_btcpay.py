@@ -24,7 +24,10 @@ class BtcpayWebhookView(APIView):
     authentication_classes: list[type] = []
     permission_classes = [AllowAny]
 
+    # The payment processor's callback, not part of the public API: left out of /v1/schema
+    # (docs/payments-*.md describe it).
     @extend_schema(
+        exclude=True,
         operation_id="payments_btcpay_webhook",
         tags=["wallet"],
         auth=[],

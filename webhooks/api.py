@@ -6,13 +6,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import request_user
 from core.idempotency import idempotent
 from core.openapi import problem_responses
+from core.pagination import StrictPageNumberPagination
 from core.serializers import validated
 from webhooks import deliveries, selectors, services
 from webhooks.models import WebhookSubscription
@@ -34,9 +34,8 @@ DELIVERY_ID_PARAMETER = OpenApiParameter(
 TAGS = ["webhooks"]
 
 
-class DeliveryPagination(PageNumberPagination):
+class DeliveryPagination(StrictPageNumberPagination):
     page_size = 50
-    page_size_query_param = "pageSize"
     max_page_size = 200
 
 
@@ -140,7 +139,7 @@ class WebhookViewSet(viewsets.ViewSet):
     @extend_schema(
         operation_id="webhooks_deliveries",
         tags=TAGS,
-        parameters=[ID_PARAMETER, OpenApiParameter("page", int), OpenApiParameter("pageSize", int)],
+        parameters=[ID_PARAMETER, *DeliveryPagination.query_parameters()],
         responses={200: WebhookDeliveryPageSerializer, **problem_responses(404)},
         description="The delivery log: every delivery, newest first, with each attempt (time, status code, "
         "duration, error); 50 a page, at most 200.",

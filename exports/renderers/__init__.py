@@ -42,3 +42,8 @@ def renderer_for(export_format: str) -> Renderer:
     """The renderer of a single format (not Archive or All)."""
     renderer: Renderer = import_string(RENDERERS[export_format])()
     return renderer
+
+
+def media_types() -> list[str]:
+    """The MIME types (without parameters) the single formats are served as."""
+    return [import_string(path).mime_type.split(";")[0] for path in RENDERERS.values()]

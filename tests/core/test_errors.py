@@ -16,6 +16,26 @@ def test_an_unknown_address_under_v1_is_a_problem_404(api_client):
     assert_problem(api_client.post("/v1/projects/123/unknown"), 404, "not_found")
 
 
+@pytest.mark.parametrize(
+    "path", ["/v1/projects/abc%0A/batch-quote", "/v1/projects/abc%0A", "/v1/%0A", "/v1/meta%0A", "/v1/a%0Db"]
+)
+def test_an_address_with_a_line_break_under_v1_is_a_problem_404_even_with_debug_on(api_client, settings, path):
+    settings.DEBUG = True  # Django's own 404 page would be its HTML debug page
+
+    assert_problem(api_client.get(path), 404, "not_found")
+
+
+def test_a_form_body_to_a_json_operation_is_a_problem_415_and_changes_nothing(api_client, user):
+    response = api_client.post(
+        "/v1/auth/register",
+        "email=new%40example.com&password=a-long-password&displayName=New",
+        content_type="application/x-www-form-urlencoded",
+    )
+
+    assert_problem(response, 415, "unsupported_media_type")
+    assert not type(user).objects.filter(email="new@example.com").exists()
+
+
 def test_a_method_the_resource_lacks_is_a_problem_405(api_client):
     body = assert_problem(api_client.delete("/v1/meta"), 405, "method_not_allowed")
     assert "DELETE" in body["detail"]

@@ -29,11 +29,12 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from core.errors import Conflict, NotFound, ServiceError, ValidationFailed
-from core.storage import storage_delete_quietly
+from core.storage import storage_delete_quietly, storage_tree_delete_quietly
 from exports.book import PAGE_CHUNK, ExportBook, ExportOptions, ExportPage
 from exports.models import ExportFile, ExportStatus
 from exports.renderers import RENDERERS, renderer_for
 from projects.models import PageStatus, Project, ProjectStatus
+from projects.services import project_files_prefix
 from webhooks.events import EXPORT_READY, publish
 
 logger = logging.getLogger(__name__)
@@ -193,13 +194,14 @@ def options_of(key: str) -> ExportOptions:
 def export_render(*, export_id: uuid.UUID | str) -> ExportFile | None:
     """Renders a pending export to storage (the worker's entry point). An export that is
     not pending (made already, or gone) is left alone; a render that fails marks it
-    failed with the reason, and asking again retries it."""
+    failed with the reason, and asking again retries it. A book deleted while its file
+    was being made keeps no file: the one written is deleted here (None is returned)."""
     export = ExportFile.objects.select_related("project").filter(pk=export_id).first()
     if export is None or export.status != ExportStatus.PENDING:
         return export
     book = book_for(project=export.project)
     options = options_of(export.options_key)
-    key = f"exports/{export.project_id}/{export.file_name}"
+    key = f"{project_files_prefix(project_id=export.project_id)}/exports/{export.file_name}"
     try:
         with tempfile.TemporaryFile() as spool:
             if export.format == ARCHIVE:
@@ -214,17 +216,19 @@ def export_render(*, export_id: uuid.UUID | str) -> ExportFile | None:
         ExportFile.objects.filter(pk=export.pk, status=ExportStatus.PENDING).update(
             status=ExportStatus.FAILED, error_text=f"{type(error).__name__}: {error}"[:2000], finished_at=timezone.now()
         )
-        export.refresh_from_db()
-        return export
+        return ExportFile.objects.filter(pk=export.pk).first()
     updated = ExportFile.objects.filter(pk=export.pk, status=ExportStatus.PENDING).update(
         status=ExportStatus.READY, storage_key=stored, size_bytes=size, finished_at=timezone.now()
     )
     if not updated:  # deleted (or redone) meanwhile: keep no stray file
-        storage_delete_quietly(stored)
+        storage_delete_quietly([stored])
+        if not Project.objects.filter(pk=export.project_id).exists():
+            # The book was deleted while this ran, perhaps after its files were swept.
+            storage_tree_delete_quietly(project_files_prefix(project_id=export.project_id))
+            return None
     else:
         export_ready_publish(export_id=export.pk, project_id=export.project_id, owner_id=export.project.owner_id)
-    export.refresh_from_db()
-    return export
+    return ExportFile.objects.filter(pk=export.pk).first()
 
 
 def export_ready_publish(*, export_id: uuid.UUID, project_id: uuid.UUID, owner_id: uuid.UUID | None) -> None:

@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
 from core.storage import storage_delete_on_commit
+from projects.jobs import job_hold_resolve, job_in_flight
 from projects.models import Page, Project, ProjectStatus, Upload
 from projects.sniffing import source_inspect
 from projects.uploads import upload_claim
@@ -139,17 +140,34 @@ def project_update(
     return project
 
 
+def project_files_prefix(*, project_id: uuid.UUID | str) -> str:
+    """The storage folder of every file the service makes for a book: page images,
+    thumbnails, exports. (The source stays where its upload put it, tracked by
+    `source_object_key`.)"""
+    return f"projects/{project_id}"
+
+
 def project_delete(*, project: Project) -> None:
-    """Delete the project, its pages and every file (after the transaction commits)."""
+    """Delete the project, its pages, its exports and every file of it, once the
+    transaction commits: the adopted upload (the source), and everything under its
+    storage folder, whether a row names it or not (a page or an export being written
+    meanwhile). A batch in flight ends first: its hold is settled for the pages it already
+    translated and released for the rest, exactly once. A server-path source (staff) is
+    never touched."""
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
+        job = job_in_flight(project=project)
+        if job is not None:
+            job_hold_resolve(job=job, memo="The project was deleted.")
+        folder = project_files_prefix(project_id=project.pk)
         keys = [project.source_object_key or ""]
+        keys += project.exports.exclude(storage_key="").values_list("storage_key", flat=True)
         for image_key, thumbnail_key in project.pages.values_list("image_key", "thumbnail_key"):
             keys += [image_key, thumbnail_key]
         if project.source_object_key:
             Upload.objects.filter(storage_key=project.source_object_key).delete()
         project.delete()
-        storage_delete_on_commit(keys)
+        storage_delete_on_commit(keys, trees=[folder])
 
 
 def pages_select(

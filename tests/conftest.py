@@ -129,3 +129,24 @@ def s3_bucket(s3_endpoint: str, settings: Settings) -> Iterator[Any]:
     for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
         client.delete_object(Bucket=BUCKET, Key=item["Key"])
     client.delete_bucket(Bucket=BUCKET)
+
+
+@pytest.fixture(params=["local", "s3"])
+def stored_keys(request: pytest.FixtureRequest) -> Callable[[], list[str]]:
+    """The test runs twice, its files on local storage and then on S3 (moto); returns a
+    function listing what is stored: every file (local: also every folder left under
+    projects/), every object (S3)."""
+    if request.param == "local":
+        root: Path = request.getfixturevalue("local_storage")
+
+        def local() -> list[str]:
+            found = []
+            for path in root.rglob("*"):
+                parts = path.relative_to(root).parts
+                if path.is_file() or (len(parts) > 1 and parts[0] == "projects"):
+                    found.append("/".join(parts))
+            return sorted(found)
+
+        return local
+    bucket = request.getfixturevalue("s3_bucket")
+    return lambda: sorted(item["Key"] for item in bucket.list_objects_v2(Bucket=BUCKET).get("Contents", []))

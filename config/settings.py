@@ -431,6 +431,9 @@ LOCAL_ENGINE_TIMEOUT_SECONDS = env.int("LOCAL_ENGINE_TIMEOUT_SECONDS", default=1
 # indexes) that fail, on their first ECHO_ENGINE_FAIL_ATTEMPTS attempts (0: always); pages
 # whose translation comes back empty (so the completeness check fails them); and an engine
 # that reads as starting and refuses every page (EngineUnavailable).
+# The languages (ISO 639-1) the served model reads from page images, as its model card
+# says (default: the 20 target languages); GET /v1/languages lists them.
+VLLM_OCR_LANGUAGES = env.list("VLLM_OCR_LANGUAGES", default=TARGET_LANGUAGES)
 ECHO_ENGINE_DELAY_SECONDS = env.float("ECHO_ENGINE_DELAY_SECONDS", default=0.0)
 ECHO_ENGINE_FAIL_PAGES = env.list("ECHO_ENGINE_FAIL_PAGES", cast=int, default=[])
 ECHO_ENGINE_FAIL_ATTEMPTS = env.int("ECHO_ENGINE_FAIL_ATTEMPTS", default=1)
@@ -444,6 +447,9 @@ COMPLETENESS_MIN_SOURCE_CHARS = env.int("COMPLETENESS_MIN_SOURCE_CHARS", default
 # The engines' model status enum is one schema component, wherever a serializer uses it.
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ModelStateEnum"] = "translation.engines.base.ModelState"  # type: ignore[index]
 
+# The pairs the echo engine translates (`en-es,es-en`), to stand in for an engine with few
+# pairs; empty: any source into any target.
+ECHO_ENGINE_PAIRS = env.list("ECHO_ENGINE_PAIRS", default=[])
 # --- Webhooks -------------------------------------------------------------------------
 
 # Deliver to private, loopback and link-local addresses too (tests, on-premise receivers);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -21,6 +22,9 @@ class DiscoverySerializer(serializers.Serializer):
     final_batch = serializers.CharField()
     export_formats = serializers.ListField(child=serializers.CharField())
     problem_type_base = serializers.URLField()
+    languages_url = serializers.URLField(
+        help_text="GET it for the target languages and the language pairs the configured engine translates."
+    )
 
 
 class ProblemTypeSerializer(serializers.Serializer):
@@ -50,6 +54,7 @@ class MetaView(APIView):
             "final_batch": FINAL_BATCH,
             "export_formats": list(settings.EXPORT_FORMATS),
             "problem_type_base": settings.PROBLEM_TYPE_BASE,
+            "languages_url": f"{settings.PUBLIC_BASE_URL}{reverse('languages')}",
         }
         return Response(DiscoverySerializer(body).data)
 

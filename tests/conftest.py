@@ -31,6 +31,14 @@ def _clean_cache() -> Iterator[None]:
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _echo_engine_by_default(settings: Settings) -> None:
+    """Tests translate with the echo engine (any source into any of the 20 targets), unless
+    they name another; the embedded default (local) translates only its installed pairs and
+    would refuse most books' languages."""
+    settings.TRANSLATION_ENGINE = "echo"
+
+
 @pytest.fixture
 def local_storage(settings, tmp_path: Path) -> Path:
     """Stored files go to a fresh folder for this test (returned)."""

@@ -1,4 +1,4 @@
-"""HTTP endpoint of translation: the model status."""
+"""HTTP endpoints of translation: the model status and the languages."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from rest_framework.views import APIView
 
 from core.throttling import ClientAddressRateThrottle
 from translation.engines import model_status
-from translation.serializers import ModelStatusSerializer
+from translation.selectors import languages_read
+from translation.serializers import LanguagesSerializer, ModelStatusSerializer
 
 
 class ModelStatusView(APIView):
@@ -36,3 +37,27 @@ class ModelStatusView(APIView):
     )
     def get(self, request: Request) -> Response:
         return Response(ModelStatusSerializer(asdict(model_status())).data)
+
+
+class LanguagesView(APIView):
+    """GET /v1/languages: the target languages, and which source -> target pairs and OCR
+    languages the configured engine handles. Anonymous, like discovery."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+    throttle_classes = [ClientAddressRateThrottle]
+    throttle_scope = "anonymous"
+
+    @extend_schema(
+        operation_id="languages_read",
+        summary="Languages",
+        description="The service's 20 target languages, and for the configured engine the targets it can "
+        "produce, the source -> target pairs it translates (source null: any source) and the languages it "
+        "reads from page images. A project whose target (or source language override) the engine cannot do "
+        "is refused with 400 language_pair_unsupported at create and PATCH.",
+        responses={200: LanguagesSerializer},
+        tags=["discovery"],
+        auth=[],
+    )
+    def get(self, request: Request) -> Response:
+        return Response(LanguagesSerializer(languages_read()).data)

@@ -14,6 +14,7 @@ def test_meta_answers_anonymously_with_the_discovery_body(api_client):
         "finalBatch": "remaining",
         "exportFormats": ["All", "Markdown", "PlainText", "Html", "Epub", "Docx", "Pdf", "Archive"],
         "problemTypeBase": settings.PROBLEM_TYPE_BASE,
+        "languagesUrl": f"{settings.PUBLIC_BASE_URL}/v1/languages",
     }
 
 

@@ -1,10 +1,12 @@
-"""The engine interface: what the batch runner hands an engine, what it gets back, and how
-an engine says that it failed, that it is down, or that it cannot do a language pair."""
+"""The engine interface: what the batch runner hands an engine, what it gets back, what
+languages it can translate and read, and how an engine says that it failed, that it is
+down, or that it cannot do a language pair."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Protocol
@@ -14,6 +16,7 @@ from django.db import models
 
 from core.errors import ServiceError
 from translation import problems  # noqa: F401  (registers the app's problem codes)
+from translation.languages import language_name
 
 USD_PLACES = Decimal("0.000001")
 TOKENS_PER_WORD = 4 / 3  # the usual estimate for subword tokenizers on European text
@@ -62,6 +65,68 @@ class EngineStatus:
     detail: str
 
 
+@dataclass(frozen=True)
+class EngineCapabilities:
+    """What an engine can do with languages (GET /v1/languages, and every language check).
+
+    `pairs` maps a source language to the targets the engine translates it into; the
+    source None means any source language (an engine that reads whatever it is given). A
+    page already in the target language passes through on every engine, so a pair
+    (x, x) is never listed and always accepted. `ocr_languages` are the ISO 639-1 codes
+    the engine reads from page images (none: it does not read images)."""
+
+    engine: str
+    pairs: Mapping[str | None, tuple[str, ...]]
+    ocr_languages: tuple[str, ...]
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every target some source reaches, in settings.TARGET_LANGUAGES order."""
+        reached = {target for targets in self.pairs.values() for target in targets}
+        return tuple(code for code in settings.TARGET_LANGUAGES if code in reached)
+
+    def translates(self, *, source_language: str | None, target_language: str) -> bool:
+        """Whether a book (or page) in `source_language` can become `target_language`; with
+        no source (auto-detection), whether some source reaches the target."""
+        if source_language is not None and source_language == target_language:
+            return True
+        if target_language in self.pairs.get(None, ()):
+            return True
+        if source_language is None:
+            return target_language in self.targets
+        return target_language in self.pairs.get(source_language, ())
+
+    def check(self, *, source_language: str | None, target_language: str) -> None:
+        """Refuses (UnsupportedLanguagePair, 400) what `translates` says no to."""
+        source_language = source_language or None  # "" (no override) means: detect
+        if not self.translates(source_language=source_language, target_language=target_language):
+            raise UnsupportedLanguagePair(
+                engine=self.engine,
+                source_language=source_language,
+                target_language=target_language,
+                supported_pairs=[(source, target) for source, targets in self.pairs.items() for target in targets],
+            )
+
+
+def pairs_capabilities(
+    *, engine: str, pairs: Iterable[tuple[str, str]], ocr_languages: tuple[str, ...]
+) -> EngineCapabilities:
+    """An engine that translates the given (source, target) pairs; pairs into a language
+    that is not a target language are left out (no project can ask for them)."""
+    by_source: dict[str | None, tuple[str, ...]] = {}
+    for source, target in sorted(set(pairs)):
+        if target in settings.TARGET_LANGUAGES and source != target:
+            by_source[source] = (*by_source.get(source, ()), target)
+    return EngineCapabilities(engine=engine, pairs=by_source, ocr_languages=ocr_languages)
+
+
+def any_source_capabilities(*, engine: str, ocr_languages: tuple[str, ...]) -> EngineCapabilities:
+    """An engine that translates any source into each of settings.TARGET_LANGUAGES."""
+    return EngineCapabilities(
+        engine=engine, pairs={None: tuple(settings.TARGET_LANGUAGES)}, ocr_languages=ocr_languages
+    )
+
+
 class EngineError(Exception):
     """A page that failed. `retryable` is True for transient causes (timeouts, 5xx, a reply
     that could not be parsed): the ladder retries the page by itself while it has attempts
@@ -72,6 +137,34 @@ class EngineError(Exception):
     def __init__(self, message: str, *, retryable: bool = True) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+_LANGUAGE_FAILURE = re.compile(
+    r"\AThe (?P<engine>\w+) engine cannot translate (?P<source>[a-z]{2,3}) -> (?P<target>[a-z]{2,3})\b"
+)
+
+
+class PageLanguageUnsupported(EngineError):
+    """A page turned out (by detection) to be in a language the engine cannot translate into
+    the target. Not retryable: another attempt would fail the same way, until the page's
+    source language is set to one the engine translates, or the engine learns the pair.
+    Its message is `language_failure_parse`'s to read back (the page keeps only the text)."""
+
+    def __init__(self, *, engine: str, source_language: str, target_language: str) -> None:
+        super().__init__(
+            f"The {engine} engine cannot translate {source_language} -> {target_language} "
+            f"({language_name(source_language)} into {language_name(target_language)}): this page is in "
+            f"{language_name(source_language)}. If it is not, set its source language.",
+            retryable=False,
+        )
+        self.source_language = source_language
+        self.target_language = target_language
+
+
+def language_failure_parse(reason: str) -> tuple[str, str] | None:
+    """(source, target) of a page failure reason written by PageLanguageUnsupported, else None."""
+    match = _LANGUAGE_FAILURE.match(reason)
+    return (match["source"], match["target"]) if match else None
 
 
 class EngineUnavailable(EngineError):
@@ -117,6 +210,8 @@ class Engine(Protocol):
 
     def status(self) -> EngineStatus: ...
 
+    def capabilities(self) -> EngineCapabilities: ...
+
     def check_supported(self, *, source_language: str | None, target_language: str) -> None: ...
 
     def translate(self, page: PageInput) -> PageResult: ...
@@ -133,14 +228,3 @@ def cost_usd(*, prompt_tokens: int, completion_tokens: int) -> Decimal:
     output_rate = Decimal(str(settings.ENGINE_USD_PER_M_OUTPUT_TOKENS))
     total = (Decimal(prompt_tokens) * input_rate + Decimal(completion_tokens) * output_rate) / Decimal(1_000_000)
     return total.quantize(USD_PLACES, rounding=ROUND_HALF_UP)
-
-
-def target_check(*, engine: str, source_language: str | None, target_language: str) -> None:
-    """Refuses a target outside settings.TARGET_LANGUAGES (engines that translate any pair)."""
-    if target_language not in settings.TARGET_LANGUAGES:
-        raise UnsupportedLanguagePair(
-            engine=engine,
-            source_language=source_language,
-            target_language=target_language,
-            supported_pairs=[(None, target) for target in settings.TARGET_LANGUAGES],
-        )

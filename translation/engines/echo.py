@@ -5,7 +5,10 @@ counts tokens from words and prices them at the configured rates.
 Knobs (settings): ECHO_ENGINE_DELAY_SECONDS per page; ECHO_ENGINE_FAIL_PAGES fail (a
 retryable EngineError) on their first ECHO_ENGINE_FAIL_ATTEMPTS attempts in this process
 (0: always); ECHO_ENGINE_BLANK_PAGES come back empty (the completeness check fails them);
-ECHO_ENGINE_UNAVAILABLE reads as starting and refuses every page with EngineUnavailable.
+ECHO_ENGINE_UNAVAILABLE reads as starting and refuses every page with EngineUnavailable;
+ECHO_ENGINE_PAIRS (`en-es,es-en`; empty: any source into any target) restricts the pairs
+it translates, as the local engine's installed pairs do: a page detected in a language
+without a pair fails with PageLanguageUnsupported. It reads no page images (no OCR).
 """
 
 from __future__ import annotations
@@ -16,14 +19,17 @@ from collections import Counter
 from collections.abc import Iterable
 
 from translation.engines.base import (
+    EngineCapabilities,
     EngineError,
     EngineStatus,
     EngineUnavailable,
     ModelState,
     PageInput,
+    PageLanguageUnsupported,
     PageResult,
+    any_source_capabilities,
     cost_usd,
-    target_check,
+    pairs_capabilities,
     tokens_estimate,
 )
 from translation.languages import language_detect
@@ -34,6 +40,12 @@ MODEL = "echo-1"
 
 def echo_marker(target_language: str) -> str:
     return f"[echo → {target_language}]"
+
+
+def echo_pairs_parse(pairs: Iterable[str]) -> list[tuple[str, str]]:
+    """ECHO_ENGINE_PAIRS (`en-es`, `es-en`, ...) as (source, target) pairs."""
+    parsed = [pair.strip().partition("-") for pair in pairs]
+    return [(source, target) for source, _, target in parsed if source and target]
 
 
 class EchoEngine:
@@ -47,12 +59,19 @@ class EchoEngine:
         fail_attempts: int = 1,
         blank_pages: Iterable[int] = (),
         unavailable: bool = False,
+        pairs: Iterable[str] = (),
     ) -> None:
         self.delay_seconds = delay_seconds
         self.fail_pages = frozenset(fail_pages)
         self.fail_attempts = fail_attempts
         self.blank_pages = frozenset(blank_pages)
         self.unavailable = unavailable
+        restricted = echo_pairs_parse(pairs)
+        self._capabilities = (
+            pairs_capabilities(engine=NAME, pairs=restricted, ocr_languages=())
+            if restricted
+            else any_source_capabilities(engine=NAME, ocr_languages=())
+        )
         self._failures: Counter[str] = Counter()
         self._lock = threading.Lock()
 
@@ -65,8 +84,11 @@ class EchoEngine:
             state=ModelState.READY, engine=self.name, model=MODEL, detail="The echo engine (no real translation)."
         )
 
+    def capabilities(self) -> EngineCapabilities:
+        return self._capabilities
+
     def check_supported(self, *, source_language: str | None, target_language: str) -> None:
-        target_check(engine=self.name, source_language=source_language, target_language=target_language)
+        self._capabilities.check(source_language=source_language, target_language=target_language)
 
     def translate(self, page: PageInput) -> PageResult:
         if self.unavailable:
@@ -75,6 +97,13 @@ class EchoEngine:
             time.sleep(self.delay_seconds)
         self._failure_raise(page)
         source_text = page.text if page.has_text or page.image is None else ""
+        source_language = page.source_language or language_detect(source_text)
+        if source_language is not None and not self._capabilities.translates(
+            source_language=source_language, target_language=page.target_language
+        ):
+            raise PageLanguageUnsupported(
+                engine=self.name, source_language=source_language, target_language=page.target_language
+            )
         if page.index in self.blank_pages:
             translation = ""
         elif page.has_text or page.image is None:
@@ -87,7 +116,7 @@ class EchoEngine:
         return PageResult(
             translation=translation,
             source_text=source_text,
-            detected_source_language=page.source_language or language_detect(source_text),
+            detected_source_language=source_language,
             engine=self.name,
             model=MODEL,
             prompt_tokens=prompt_tokens,

@@ -33,6 +33,8 @@ ENGINE_SETTINGS = (
     "VLLM_MAX_TOKENS",
     "VLLM_TEMPERATURE",
     "VLLM_THROTTLED_SECONDS",
+    "VLLM_OCR_LANGUAGES",
+    "TARGET_LANGUAGES",
     "TESSERACT_COMMAND",
     "APERTIUM_COMMAND",
     "LOCAL_ENGINE_TIMEOUT_SECONDS",
@@ -41,6 +43,7 @@ ENGINE_SETTINGS = (
     "ECHO_ENGINE_FAIL_ATTEMPTS",
     "ECHO_ENGINE_BLANK_PAGES",
     "ECHO_ENGINE_UNAVAILABLE",
+    "ECHO_ENGINE_PAIRS",
 )
 
 _lock = threading.Lock()
@@ -66,6 +69,7 @@ def engine_build() -> Engine:
             fail_attempts=settings.ECHO_ENGINE_FAIL_ATTEMPTS,
             blank_pages=settings.ECHO_ENGINE_BLANK_PAGES,
             unavailable=settings.ECHO_ENGINE_UNAVAILABLE,
+            pairs=settings.ECHO_ENGINE_PAIRS,
         )
     if name == "local":
         return LocalEngine(
@@ -88,6 +92,7 @@ def engine_build() -> Engine:
             max_tokens=settings.VLLM_MAX_TOKENS,
             temperature=settings.VLLM_TEMPERATURE,
             throttled_seconds=settings.VLLM_THROTTLED_SECONDS,
+            ocr_languages=tuple(settings.VLLM_OCR_LANGUAGES),
         )
     raise ImproperlyConfigured(f"TRANSLATION_ENGINE must be one of {', '.join(ENGINE_NAMES)}, not {name!r}.")
 

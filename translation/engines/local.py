@@ -9,8 +9,11 @@
   words, which would otherwise read as Markdown emphasis.
 - Glossary terms are swapped for placeholders Apertium passes through untouched, then for
   their translations, so names come out as the book's glossary says.
+- `capabilities()` lists the installed pairs (into the target languages) and the OCR
+  languages Tesseract has traineddata for, both looked up again every DISCOVERY_SECONDS.
 - A pair not installed is refused by `check_supported` (400 language_pair_unsupported,
-  listing the pairs). A book in the target language is passed through as it is.
+  listing the pairs); a page detected in a language without a pair fails with
+  PageLanguageUnsupported. A book in the target language is passed through as it is.
 - Missing programs make the engine `unconfigured`; a page that needs them waits
   (EngineUnavailable) until they are installed.
 - Cost: tokens estimated from words (x 4/3) at the configured token rates, like echo.
@@ -26,14 +29,16 @@ import time
 from collections.abc import Mapping
 
 from translation.engines.base import (
+    EngineCapabilities,
     EngineError,
     EngineStatus,
     EngineUnavailable,
     ModelState,
     PageInput,
+    PageLanguageUnsupported,
     PageResult,
-    UnsupportedLanguagePair,
     cost_usd,
+    pairs_capabilities,
     tokens_estimate,
 )
 from translation.languages import ISO_639_1, ISO_639_3, language_detect
@@ -105,6 +110,13 @@ class LocalEngine:
         pairs, _ = self._discover()
         return sorted(pairs)
 
+    def capabilities(self) -> EngineCapabilities:
+        """The installed Apertium pairs into the target languages, and the languages of the
+        installed Tesseract traineddata (ISO 639-1; scripts and unknown codes left out)."""
+        pairs, ocr = self._discover()
+        readable = dict.fromkeys(code for name in ocr if (code := ISO_639_1.get(name)) is not None)
+        return pairs_capabilities(engine=self.name, pairs=pairs, ocr_languages=tuple(readable))
+
     def _model(self) -> str:
         return "tesseract+apertium"
 
@@ -133,20 +145,7 @@ class LocalEngine:
         return EngineStatus(state=state, engine=self.name, model=self._model(), detail=detail)
 
     def check_supported(self, *, source_language: str | None, target_language: str) -> None:
-        source_language = source_language or None  # "" (no override) means: detect
-        pairs, _ = self._discover()
-        if source_language == target_language:
-            return
-        if source_language is None and any(target == target_language for _, target in pairs):
-            return
-        if (source_language, target_language) in pairs:
-            return
-        raise UnsupportedLanguagePair(
-            engine=self.name,
-            source_language=source_language,
-            target_language=target_language,
-            supported_pairs=[(source, target) for source, target in sorted(pairs)],
-        )
+        self.capabilities().check(source_language=source_language, target_language=target_language)
 
     def translate(self, page: PageInput) -> PageResult:
         pairs, ocr_languages = self._discover()
@@ -166,10 +165,8 @@ class LocalEngine:
                 )
             mode = pairs.get((source, page.target_language))
             if mode is None:
-                raise EngineError(
-                    f"The page is in {source}, and the local engine cannot translate {source} into "
-                    f"{page.target_language}.",
-                    retryable=False,
+                raise PageLanguageUnsupported(
+                    engine=self.name, source_language=source, target_language=page.target_language
                 )
             translation = self._apertium(mode, source_text, page.glossary)
             model = f"{model} {mode}"

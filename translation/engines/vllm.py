@@ -35,6 +35,7 @@ import httpx
 from django.core.cache import cache
 
 from translation.engines.base import (
+    EngineCapabilities,
     EngineError,
     EngineSaturated,
     EngineStatus,
@@ -42,8 +43,8 @@ from translation.engines.base import (
     ModelState,
     PageInput,
     PageResult,
+    any_source_capabilities,
     cost_usd,
-    target_check,
     tokens_estimate,
 )
 from translation.engines.prompts import chat_messages, reply_parse
@@ -104,6 +105,7 @@ class VllmEngine:
         max_tokens: int,
         temperature: float,
         throttled_seconds: int,
+        ocr_languages: tuple[str, ...] = (),
     ) -> None:
         self.root = _root(base_url)
         self.model = model
@@ -114,6 +116,7 @@ class VllmEngine:
         self.temperature = temperature
         self.timeout = timeout
         self.throttled_seconds = throttled_seconds
+        self._capabilities = any_source_capabilities(engine=NAME, ocr_languages=ocr_languages)
         self._throttled_key = f"translation:vllm:throttled:{self.root}"
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         pool = max(1, concurrency)
@@ -190,8 +193,13 @@ class VllmEngine:
 
     # --- translation ------------------------------------------------------------------
 
+    def capabilities(self) -> EngineCapabilities:
+        """Any source into every target language (a multilingual model); the languages it
+        reads from images are VLLM_OCR_LANGUAGES (the served model's, as its card says)."""
+        return self._capabilities
+
     def check_supported(self, *, source_language: str | None, target_language: str) -> None:
-        target_check(engine=self.name, source_language=source_language, target_language=target_language)
+        self._capabilities.check(source_language=source_language, target_language=target_language)
 
     def translate(self, page: PageInput) -> PageResult:
         if not self.root:

@@ -24,7 +24,7 @@ from functools import partial
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import F, Min, Q
+from django.db.models import Exists, F, Min, OuterRef, Q
 from django.utils import timezone
 
 from accounts.models import User
@@ -120,6 +120,26 @@ def _dispatch(*, queue: str, countdown: float = 0) -> None:
     job_run_next.apply_async(queue=queue, countdown=countdown)
 
 
+def job_wake_if_ready(*, job_id: uuid.UUID) -> None:
+    """Normalize prepared a page of a Queued batch: when it was the batch's last page still
+    being prepared, a worker is woken (once the caller's transaction commits). A batch is
+    only claimed once every page of it is prepared (job_claim)."""
+    kind = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).values_list("kind", flat=True).first()
+    if kind is None or Page.objects.filter(job_id=job_id, prepared=False).exists():
+        return
+    transaction.on_commit(partial(_dispatch, queue=QUEUE_OF_KIND[kind]))
+
+
+def job_stop_for_failed_source(*, project: Project, reason: str) -> None:
+    """The book's file turned out unreadable while it was being prepared (the caller holds
+    the project lock and fails the book): a Queued batch ends now, its hold released (and
+    any page it already translated charged); a Running batch has every page prepared, so
+    it finishes them and is charged for what it translated, and the book stays Failed."""
+    job = job_in_flight(project=project)
+    if job is not None and job.status == JobStatus.QUEUED:
+        job_cancel_queued(job=job, reason=reason)
+
+
 def process_start(
     *, owner: User, project_id: uuid.UUID | str, kind: str = JobKind.PROCESS_NEXT_BATCH, inline: bool = False
 ) -> Job:
@@ -154,6 +174,12 @@ def _process_start(*, owner: User, project_id: uuid.UUID | str, kind: str, inlin
                 raise Conflict("No failed page has attempts left to retry.")
         else:
             pages = list(next_batch_pages(project=project))
+        if inline and any(not page.prepared for page in pages):
+            raise Conflict(
+                "The pages of the next batch are still being prepared; use process, which starts the batch as "
+                "soon as they are ready.",
+                code="pages_not_ready",
+            )
         _engine_check(project, pages)
         quote = batch_gate(project_batch_quote(project=project, page_count=len(pages)))
         return _job_enqueue(project=project, kind=kind, quote=quote, pages=pages, inline=inline)
@@ -243,12 +269,17 @@ def _capacity_wait() -> Q:
 
 
 def job_claim(*, job_id: uuid.UUID | None = None) -> Job | None:
-    """Claims a Queued job (the one given, or the lowest position) for this worker:
-    Running, a fresh heartbeat, claims + 1. FOR UPDATE SKIP LOCKED on PostgreSQL, so two
-    workers never claim the same job; SQLite serializes writers (one worker). A job paused
-    for capacity is claimable again CAPACITY_RETRY_SECONDS after it was paused."""
+    """Claims a Queued job (the one given, or the lowest position) whose pages are all
+    prepared (a batch of a book still being normalized waits for its pages, without
+    holding a worker) for this worker: Running, a fresh heartbeat, claims + 1. FOR UPDATE
+    SKIP LOCKED on PostgreSQL, so two workers never claim the same job; SQLite serializes
+    writers (one worker). A job paused for capacity is claimable again CAPACITY_RETRY_SECONDS after it was paused."""
     with transaction.atomic():
-        queued = Job.objects.filter(status=JobStatus.QUEUED).exclude(_capacity_wait())
+        queued = (
+            Job.objects.filter(status=JobStatus.QUEUED)
+            .exclude(_capacity_wait())
+            .exclude(Exists(Page.objects.filter(job=OuterRef("pk"), prepared=False)))
+        )
         if job_id is not None:
             queued = queued.filter(pk=job_id)
         queued = queued.order_by("queue_position")

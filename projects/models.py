@@ -147,16 +147,21 @@ class PageStatus(models.TextChoices):
 
 class Page(models.Model):
     """One page of a book, in order: its image, its text layer if the PDF had one, and
-    later its translation."""
+    later its translation. Normalize creates every row of the book at once (not prepared),
+    then stores each page's image and text and marks it prepared."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="pages")
     index = models.PositiveIntegerField(help_text="1-based position in the book")
     source_name = models.CharField(max_length=255, help_text="the file (or PDF page) it came from")
-    image_key = models.CharField(max_length=512)
-    thumbnail_key = models.CharField(max_length=512)
-    width = models.PositiveIntegerField()
-    height = models.PositiveIntegerField()
+    prepared = models.BooleanField(
+        default=True,
+        help_text="its image, thumbnail and text layer are stored (normalize makes the rows first, then fills them)",
+    )
+    image_key = models.CharField(max_length=512, blank=True)
+    thumbnail_key = models.CharField(max_length=512, blank=True)
+    width = models.PositiveIntegerField(default=0)
+    height = models.PositiveIntegerField(default=0)
     text_layer = models.TextField(blank=True)
     has_text_layer = models.BooleanField(default=False)
     word_count = models.PositiveIntegerField(default=0)

@@ -28,6 +28,7 @@ from django.utils import timezone
 from core.errors import ServiceError
 from core.storage import storage_delete_quietly
 from projects.events import status_changed_publish
+from projects.jobs import job_stop_for_failed_source, job_wake_if_ready
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
 from projects.rendering import RenderedPage, pages_render, thumbnail_make
 from projects.sniffing import source_inspect
@@ -37,6 +38,16 @@ logger = logging.getLogger(__name__)
 _COPY_CHUNK_BYTES = 1024 * 1024
 # Normalize cannot start again once the project failed or is being (or was) cancelled.
 _REFUSED = (ProjectStatus.FAILED, ProjectStatus.CANCELLING, ProjectStatus.CANCELLED)
+# The failure code of a normalize stopped on our side: normalize may run again.
+SERVER_ERROR = "server_error"
+
+
+class _MorePages(Exception):
+    """This run prepared its share of pages; the rest go to a new task."""
+
+
+class _ProjectGone(Exception):
+    """The project was deleted while its pages were being made (its deletion took the files)."""
 
 
 def page_image_key(*, project_id: uuid.UUID | str, index: int) -> str:
@@ -52,14 +63,16 @@ def page_thumbnail_key(*, project_id: uuid.UUID | str, index: int) -> str:
 def project_normalize(*, project: Project) -> Project:
     """Start turning the project's source into pages; safe to call any number of times.
 
-    - Created, never normalized: a book of at most NORMALIZE_INLINE_MAX_PAGES pages is
-      normalized before this returns (Calibrating, or Failed with the reason); a larger one
-      is queued on a worker once the transaction commits and comes back Created with
-      normalization state "queued".
-    - Already queued or running, or already past Created (Calibrating and on): returned
-      unchanged; no second task, no duplicate page.
-    - Created after a normalize stopped on our side (storage, the database): normalized
-      again, as above.
+    - Created, never normalized: every page row of the book is made at once (in order, not
+      prepared yet: the page count is known from the upload's check) and the book is
+      Calibrating, so `process` may follow at once; a book of at most
+      NORMALIZE_INLINE_MAX_PAGES pages is also rendered before this returns (or Failed with
+      the reason); a larger one is rendered on a worker once the transaction commits, page
+      by page, and a batch whose pages are all prepared runs while the rest still render.
+    - Already queued or running, or done: returned unchanged; no second task, no duplicate
+      page.
+    - A normalize stopped on our side (storage, the database): resumed, keeping the pages
+      already prepared.
     - Failed, Cancelling or Cancelled: refused with 409 project_not_editable (a failed
       source stays failed: create a new project from a corrected file).
     """
@@ -70,14 +83,18 @@ def project_normalize(*, project: Project) -> Project:
             if project.failure_reason:
                 detail += f" ({project.failure_reason})"
             raise ServiceError(detail + ".", code="project_not_editable")
-        if project.status != ProjectStatus.CREATED or project.normalize_state in (
-            NormalizeState.QUEUED,
-            NormalizeState.RUNNING,
-            NormalizeState.DONE,
-        ):
+        if not _normalize_startable(project):
             return project
+        _page_rows_ensure(project)
         project.normalize_state = NormalizeState.QUEUED
-        project.save(update_fields=["normalize_state"])
+        project.normalize_heartbeat_at = timezone.now()
+        fields = ["normalize_state", "normalize_heartbeat_at"]
+        if project.status == ProjectStatus.CREATED:
+            project.status = ProjectStatus.CALIBRATING
+            project.status_changed_at = timezone.now()
+            fields += ["status", "status_changed_at"]
+            status_changed_publish(project_id=project.pk, owner_id=project.owner_id)
+        project.save(update_fields=fields)
         inline = project.source_page_count <= settings.NORMALIZE_INLINE_MAX_PAGES
         if not inline:
             _task_enqueue_on_commit(project.pk)
@@ -87,6 +104,23 @@ def project_normalize(*, project: Project) -> Project:
     return project
 
 
+def _normalize_startable(project: Project) -> bool:
+    """Never normalized (Created), or stopped on our side (resumable at any status)."""
+    if project.normalize_state == NormalizeState.FAILED:
+        return project.failure_code == SERVER_ERROR
+    return project.status == ProjectStatus.CREATED and project.normalize_state == NormalizeState.NOT_STARTED
+
+
+def _page_rows_ensure(project: Project) -> None:
+    """Every page row of the book, 1 to the page count found at the upload's check, in one
+    statement (the missing ones, not prepared yet)."""
+    existing = set(project.pages.values_list("index", flat=True))
+    missing = [index for index in range(1, project.source_page_count + 1) if index not in existing]
+    Page.objects.bulk_create(
+        [Page(project=project, index=index, source_name="", prepared=False) for index in missing], batch_size=1000
+    )
+
+
 def _task_enqueue_on_commit(project_id: uuid.UUID) -> None:
     # tasks.py imports this module for normalize_run: import the task here (HackSoft's way).
     from projects.tasks import normalize_project
@@ -94,27 +128,34 @@ def _task_enqueue_on_commit(project_id: uuid.UUID) -> None:
     transaction.on_commit(lambda: normalize_project.apply_async(args=[str(project_id)], queue="default"))
 
 
-def normalize_run(*, project_id: uuid.UUID | str) -> None:
+def normalize_run(*, project_id: uuid.UUID | str, page_limit: int | None = None) -> None:
     """Normalize a queued project: the worker's (and the inline path's) entry point.
 
     Claims the project (queued -> running, under a row lock); any other state means another
-    run has it or it is finished, and this call does nothing. Pages already stored are kept
-    and skipped, so a run after a crash resumes where the last one stopped. On success the
-    project is Calibrating with every page; on a content problem it is Failed with the
-    reason, and on an unexpected error it is back to Created with the reason (normalize may
-    be called again) and the error is re-raised; either way no page row or page file is
-    left behind.
+    run has it or it is finished, and this call does nothing. Pages already prepared are
+    kept and skipped, so a run after a crash resumes where the last one stopped; each page
+    prepared wakes a worker for a queued batch it completes. With `page_limit` (the task's
+    NORMALIZE_TASK_PAGES), the run stops after preparing that many pages and queues the rest
+    as a new task, behind other books' intake. On success every page is prepared; on a
+    content problem the book is Failed with the reason, and on an unexpected error
+    normalize may run again (see _normalize_fail), and the error is re-raised.
     """
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=project_id).first()
         if project is None or not _claimable(project):
             return
+        _page_rows_ensure(project)  # a project queued before page rows were made up front
         project.normalize_state = NormalizeState.RUNNING
-        project.normalize_pages_done = project.pages.count()
+        project.normalize_pages_done = project.pages.filter(prepared=True).count()
         project.normalize_heartbeat_at = timezone.now()
         project.save(update_fields=["normalize_state", "normalize_pages_done", "normalize_heartbeat_at"])
     try:
-        page_count = _pages_make(project)
+        page_count = _pages_make(project, page_limit=page_limit)
+    except _MorePages:
+        _normalize_continue(project)
+        return
+    except _ProjectGone:
+        return
     except ServiceError as error:
         _normalize_fail(project, code=error.code, reason=error.detail)
         return
@@ -122,12 +163,26 @@ def normalize_run(*, project_id: uuid.UUID | str) -> None:
         logger.exception("Normalizing project %s stopped on an unexpected error", project.pk)
         _normalize_fail(
             project,
-            code="server_error",
-            reason="Normalizing stopped on an unexpected error on our side; call normalize again.",
+            code=SERVER_ERROR,
+            reason="Preparing the pages stopped on an unexpected error on our side; call normalize again.",
             retryable=True,
         )
         raise
+    if project.pages.filter(prepared=False).exists():
+        # Rows the file has no page for: it has fewer pages than its check counted.
+        reason = f"The file has {page_count} pages, not the {project.source_page_count} it was checked to have."
+        _normalize_fail(project, code="file_corrupt", reason=reason)
+        return
     _normalize_finish(project, page_count=page_count)
+
+
+def _normalize_continue(project: Project) -> None:
+    """Queue the rest of the book as a new task, unless this run lost its claim meanwhile."""
+    with transaction.atomic():
+        if Project.objects.filter(pk=project.pk, normalize_state=NormalizeState.RUNNING).update(
+            normalize_state=NormalizeState.QUEUED, normalize_heartbeat_at=timezone.now()
+        ):
+            _task_enqueue_on_commit(project.pk)
 
 
 def _stale_before() -> datetime:
@@ -143,16 +198,31 @@ def _claimable(project: Project) -> bool:
 
 
 def normalize_stale_requeue() -> int:
-    """Queue again every normalize whose worker stopped beating (killed, lost); returns how
-    many. The run that picks it up keeps the pages already stored and adds the rest."""
-    stale = Project.objects.filter(normalize_state=NormalizeState.RUNNING).filter(
-        Q(normalize_heartbeat_at__isnull=True) | Q(normalize_heartbeat_at__lt=_stale_before())
+    """Beat: queue again every normalize that should be making pages and is not, at most
+    once per NORMALIZE_STALE_SECONDS each; returns how many. That is a run whose worker
+    stopped beating (killed, lost), a queued one whose message was lost, and one stopped on
+    our side in a book already processing (its batches wait for the pages, so nobody is
+    left to call normalize again). The run that picks it up keeps the pages already
+    prepared and adds the rest."""
+    silent = Q(normalize_heartbeat_at__isnull=True) | Q(normalize_heartbeat_at__lt=_stale_before())
+    stopped_on_our_side = Q(normalize_state=NormalizeState.FAILED, failure_code=SERVER_ERROR) & ~Q(
+        status=ProjectStatus.CREATED
     )
-    project_ids = list(stale.values_list("pk", flat=True))
-    for project_id in project_ids:
-        logger.warning("Normalize of project %s stopped beating; queueing it again", project_id)
-        _task_enqueue_on_commit(project_id)
-    return len(project_ids)
+    stale = Project.objects.filter(silent).filter(
+        Q(normalize_state__in=(NormalizeState.QUEUED, NormalizeState.RUNNING)) | stopped_on_our_side
+    )
+    requeued = 0
+    for project_id in stale.values_list("pk", flat=True):
+        with transaction.atomic():
+            # The same conditions again, in the statement: a run may have moved on since.
+            updated = stale.filter(pk=project_id).update(
+                normalize_state=NormalizeState.QUEUED, normalize_heartbeat_at=timezone.now()
+            )
+            if updated:
+                logger.warning("Normalize of project %s is not making pages; queueing it again", project_id)
+                _task_enqueue_on_commit(project_id)
+                requeued += updated
+    return requeued
 
 
 @contextmanager
@@ -181,11 +251,12 @@ def source_local_copy(project: Project) -> Iterator[Path]:
         yield Path(copy.name)
 
 
-def _pages_make(project: Project) -> int:
-    """Render and store every page not stored yet; returns the book's page count."""
-    existing = set(project.pages.values_list("index", flat=True))
+def _pages_make(project: Project, *, page_limit: int | None = None) -> int:
+    """Render and store every page not prepared yet (at most `page_limit` of them, then
+    _MorePages); returns the book's page count."""
+    prepared = set(project.pages.filter(prepared=True).values_list("index", flat=True))
     start = 1
-    while start in existing:
+    while start in prepared:
         start += 1
     highest = 0
     with source_local_copy(project) as path:
@@ -200,15 +271,21 @@ def _pages_make(project: Project) -> int:
             file_name=project.source_file_name or path.name,
         )
         with closing(rendered):
+            stored = 0
             for page in rendered:
                 highest = page.index
-                if page.index not in existing:
-                    _page_store(project, page)
-    return max(highest, start - 1, max(existing, default=0))
+                if page.index in prepared:
+                    continue
+                if page_limit is not None and stored >= page_limit:
+                    raise _MorePages
+                _page_store(project, page)
+                stored += 1
+    return max(highest, start - 1, max(prepared, default=0))
 
 
 def _page_store(project: Project, rendered: RenderedPage) -> None:
-    """Store one page's image and thumbnail, then its row and the progress, together."""
+    """Store one page's image and thumbnail, then fill its row and count the progress,
+    together; a batch waiting for this page is woken when it was the batch's last one."""
     image_key = _storage_replace(
         page_image_key(project_id=project.pk, index=rendered.index), File(rendered.png_path.open("rb"))
     )
@@ -217,22 +294,27 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
         ContentFile(rendered.thumbnail if rendered.thumbnail is not None else thumbnail_make(rendered.png_path)),
     )
     words = len(rendered.text.split())
+    fields = {
+        "source_name": rendered.source_name[:255],
+        "image_key": image_key,
+        "thumbnail_key": thumbnail_key,
+        "width": rendered.width,
+        "height": rendered.height,
+        "text_layer": rendered.text,
+        "has_text_layer": words > 0,
+        "word_count": words,
+        "prepared": True,
+        "updated_at": timezone.now(),
+    }
     with transaction.atomic():
-        Page.objects.create(
-            project=project,
-            index=rendered.index,
-            source_name=rendered.source_name[:255],
-            image_key=image_key,
-            thumbnail_key=thumbnail_key,
-            width=rendered.width,
-            height=rendered.height,
-            text_layer=rendered.text,
-            has_text_layer=words > 0,
-            word_count=words,
-        )
-        Project.objects.filter(pk=project.pk).update(
+        if not Project.objects.filter(pk=project.pk).update(
             normalize_pages_done=F("normalize_pages_done") + 1, normalize_heartbeat_at=timezone.now()
-        )
+        ):
+            storage_delete_quietly([image_key, thumbnail_key])
+            raise _ProjectGone
+        page, _ = Page.objects.update_or_create(project=project, index=rendered.index, defaults=fields)
+        if page.job_id is not None:
+            job_wake_if_ready(job_id=page.job_id)
 
 
 def _storage_replace(key: str, content: File) -> str:
@@ -260,7 +342,7 @@ def _normalize_finish(project: Project, *, page_count: int) -> None:
             # of the original input (the file itself stays at sourceObjectKey).
             project.source_path = project.source_file_name
             fields.append("source_path")
-        if project.status == ProjectStatus.CREATED:
+        if project.status == ProjectStatus.CREATED:  # queued before normalize made the book Calibrating
             project.status = ProjectStatus.CALIBRATING
             project.status_changed_at = timezone.now()
             fields += ["status", "status_changed_at"]
@@ -269,34 +351,50 @@ def _normalize_finish(project: Project, *, page_count: int) -> None:
 
 
 def _normalize_fail(project: Project, *, code: str, reason: str, retryable: bool = False) -> None:
-    """Failed with the reason; every page row and page file of the project removed. A
-    `retryable` failure (ours, not the file's: storage or the database failing) leaves the
-    book Created, so that normalize can run again on the same project."""
+    """Records why normalize stopped, keeping a book's paid work and never half a book.
+
+    - A book never processed (no batch was ever made of it) loses every page row and page
+      file: Failed with the reason when the file is at fault; back to Created when the
+      fault is ours (storage, the database), so that normalize can run again.
+    - A book already processing keeps its pages: the fault ours, normalize resumes where it
+      stopped (called again, or by beat after NORMALIZE_STALE_SECONDS); the file at fault,
+      the book is Failed, its queued batch ends with its hold released (a running batch
+      finishes and is charged for what it translated), the pages never prepared are removed
+      and the prepared ones stay with their translations.
+    """
     keys: list[str] = []
     with transaction.atomic():
         locked = Project.objects.select_for_update().filter(pk=project.pk).first()
-        if locked is not None:
-            for image_key, thumbnail_key in locked.pages.values_list("image_key", "thumbnail_key"):
-                keys += [image_key, thumbnail_key]
-            locked.pages.all().delete()
-            if not retryable:
-                locked.status = ProjectStatus.FAILED
-                locked.status_changed_at = timezone.now()
-                status_changed_publish(project_id=locked.pk, owner_id=locked.owner_id)
-            locked.normalize_state = NormalizeState.FAILED
-            locked.normalize_pages_done = 0
-            locked.failure_code = code
-            locked.failure_reason = reason
-            locked.save(
-                update_fields=[
-                    "status",
-                    "status_changed_at",
-                    "normalize_state",
-                    "normalize_pages_done",
-                    "failure_code",
-                    "failure_reason",
-                ]
-            )
+        if locked is None:
+            return
+        processed = locked.jobs.exists()
+        if processed:
+            doomed = locked.pages.filter(prepared=False) if not retryable else locked.pages.none()
+        else:
+            doomed = locked.pages.all()
+        for image_key, thumbnail_key in doomed.values_list("image_key", "thumbnail_key"):
+            keys += [key for key in (image_key, thumbnail_key) if key]
+        doomed.delete()
+        before = locked.status
+        fields = ["normalize_state", "normalize_pages_done", "failure_code", "failure_reason"]
+        if not retryable:
+            if processed:
+                job_stop_for_failed_source(project=locked, reason=f"The source could not be read: {reason}")
+            locked.status = ProjectStatus.FAILED
+        elif not processed:
+            locked.status = ProjectStatus.CREATED
+        if locked.status != before:
+            locked.status_changed_at = timezone.now()
+            fields += ["status", "status_changed_at"]
+            status_changed_publish(project_id=locked.pk, owner_id=locked.owner_id)
+        locked.normalize_state = NormalizeState.FAILED
+        locked.normalize_pages_done = locked.pages.filter(prepared=True).count()
+        locked.failure_code = code
+        locked.failure_reason = reason
+        locked.save(update_fields=fields)
+    if processed:
+        storage_delete_quietly(dict.fromkeys(keys))
+        return
     # Files stored before the failure but not yet in a row are in the same two folders.
     keys += _stored_page_files(project.pk)
     # The files go at once, not on commit: they were written outside any transaction, and

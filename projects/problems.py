@@ -83,6 +83,13 @@ register(
     "process-next-batch runs a batch synchronously, but one is already queued or running: poll it instead.",
 )
 register(
+    "pages_not_ready",
+    409,
+    "Pages still being prepared",
+    "The page (or, for process-next-batch, a page of the next batch) is still being rendered from the file: "
+    "ask for the page again shortly; call process, which starts a batch as soon as its pages are ready.",
+)
+register(
     "page_not_reviewable",
     409,
     "Page cannot be reviewed so",

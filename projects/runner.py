@@ -359,6 +359,8 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
         locked.save()
         outcome.job = locked
         job_finished_publish(job_id=locked.pk, project_id=locked.project_id, owner_id=locked.owner_id, ok=not stopped)
+        if project.status == ProjectStatus.FAILED:  # its file turned out unreadable while the batch ran
+            return outcome
         if outcome.cancelled:
             project_status_set(project, ProjectStatus.CANCELLED)
             return outcome

@@ -14,9 +14,10 @@ from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from projects.billing import project_next_work_quote, retryable_pages
+from projects.billing import project_next_work_quote
 from projects.jobs import job_in_flight
-from projects.models import JobStatus, NormalizeState, PageStatus, Project, ProjectStatus
+from projects.languages import failed_pages_outlook
+from projects.models import JobStatus, NormalizeState, Page, PageStatus, Project, ProjectStatus
 from translation.engines import model_status
 from wallet.selectors import auto_top_up_coming
 
@@ -44,6 +45,12 @@ class Progress:
 
 
 @dataclass(frozen=True)
+class Intake:
+    prepared_pages: int
+    total_pages: int
+
+
+@dataclass(frozen=True)
 class StatusView:
     project_id: str
     state: str
@@ -55,6 +62,7 @@ class StatusView:
     title: str
     detail: str
     progress: Progress
+    intake: Intake | None
     job_id: str | None
     timestamp: datetime
 
@@ -93,8 +101,14 @@ def _paused_for_credit(project: Project, done: str) -> tuple[str | None, str | N
     )
 
 
+def _job_waits_for_pages(job_id: object) -> bool:
+    return Page.objects.filter(job_id=job_id, prepared=False).exists()
+
+
 def status_view_for(*, project: Project) -> StatusView:
     counts = project.pages.aggregate(
+        pages=Count("pk"),
+        prepared=Count("pk", filter=Q(prepared=True)),
         total=Count("pk", filter=Q(included=True)),
         approved=Count("pk", filter=Q(included=True, status=PageStatus.APPROVED)),
         failed=Count("pk", filter=Q(included=True, status=PageStatus.FAILED)),
@@ -113,21 +127,36 @@ def status_view_for(*, project: Project) -> StatusView:
     waiting_on = blocked_on = next_action = None
     done = f"{progress.translated_pages} of {progress.total_pages} pages translated"
 
-    if state == ProjectStatus.CREATED and project.normalize_state == NormalizeState.FAILED:
+    preparing = project.normalize_state in (NormalizeState.QUEUED, NormalizeState.RUNNING)
+    stopped = project.normalize_state == NormalizeState.FAILED and state != ProjectStatus.FAILED
+    intake = Intake(prepared_pages=counts["prepared"], total_pages=counts["pages"]) if preparing or stopped else None
+    phase = PHASE[ProjectStatus(state)]
+
+    if state == ProjectStatus.CREATED and stopped:
         title, detail = "Preparing the book stopped", project.failure_reason
     elif state == ProjectStatus.CREATED:
-        title, detail = (
-            "Preparing the book",
-            "The book is being turned into pages; call normalize once after creating it.",
-        )
+        title, detail = "Not prepared yet", "Call normalize to turn the file into pages, then process."
     elif state in (ProjectStatus.CALIBRATING, ProjectStatus.PROCESSING):
+        ready = (
+            f"{intake.prepared_pages} of {intake.total_pages} pages prepared from the file ("
+            + ("it resumes by itself" if stopped else "the rest are being prepared")
+            + ")"
+            if intake is not None
+            else ""
+        )
         if job is not None and job.status == JobStatus.QUEUED:
             waiting_on = {"starting": "gpu_warmup", "throttled": "gpu_capacity"}.get(gpu, "queue")
             title = "Queued" if waiting_on == "queue" else "Waiting for the translation engine"
             detail = f"The next batch of {job.page_count} pages waits its turn; {done}."
+            if intake is not None and _job_waits_for_pages(job.pk):
+                waiting_on, title = "queue", "Preparing pages"
+                detail = f"The next batch of {job.page_count} pages starts when its pages are ready; {ready}; {done}."
         elif job is not None:
             title = "Calibrating" if state == ProjectStatus.CALIBRATING else "Translating"
-            detail = f"A batch of {job.page_count} pages is running; {done}."
+            detail = f"A batch of {job.page_count} pages is running; {done}." + (f" {ready}." if ready else "")
+        elif intake is not None:
+            phase, title = "intake", "Preparing pages"
+            detail = f"{ready}; process may be called now: the first batch starts as soon as its pages are ready."
         else:
             title, detail = "Ready to process", f"{done}; start the next batch with process."
     elif state == ProjectStatus.PAUSED_NEEDS_CAPACITY:
@@ -142,7 +171,9 @@ def status_view_for(*, project: Project) -> StatusView:
         detail = done + (
             f"; {progress.failed_pages} pages failed after every attempt." if progress.failed_pages else "."
         )
-        if job is None and retryable_pages(project=project).exists():
+        language_note, retry_helps = failed_pages_outlook(project=project)
+        detail += language_note
+        if job is None and retry_helps:
             blocked_on, next_action = "retry", "retry"
             detail += " Some failed pages can still be retried."
     elif state == ProjectStatus.FAILED:
@@ -154,7 +185,7 @@ def status_view_for(*, project: Project) -> StatusView:
     return StatusView(
         project_id=str(project.pk),
         state=state,
-        phase=PHASE[ProjectStatus(state)],
+        phase=phase,
         waiting_on=waiting_on,
         blocked_on=blocked_on,
         next_action=next_action,
@@ -162,6 +193,7 @@ def status_view_for(*, project: Project) -> StatusView:
         title=title,
         detail=detail,
         progress=progress,
+        intake=intake,
         job_id=str(job.pk) if job else None,
         timestamp=timezone.now(),
     )

@@ -8,6 +8,7 @@ message was lost, and the two purges.
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from projects import jobs, services, uploads
 from projects.normalize import normalize_run, normalize_stale_requeue
@@ -15,8 +16,9 @@ from projects.normalize import normalize_run, normalize_stale_requeue
 
 @shared_task(name="projects.tasks.normalize_project")
 def normalize_project(project_id: str) -> None:
-    """Normalize one queued project; a message for a project already claimed does nothing."""
-    normalize_run(project_id=project_id)
+    """Prepare the next NORMALIZE_TASK_PAGES pages of a queued project (the rest in a new
+    task); a message for a project already claimed does nothing."""
+    normalize_run(project_id=project_id, page_limit=settings.NORMALIZE_TASK_PAGES)
 
 
 @shared_task(name="projects.tasks.normalize_stale_requeue")

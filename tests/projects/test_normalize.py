@@ -213,14 +213,15 @@ def test_a_large_book_is_queued_once_and_normalized_by_the_task(settings, django
         queued = project_normalize(project=project)
         again = project_normalize(project=project)
 
-    assert len(callbacks) == 1
+    assert len(callbacks) == 2  # the status event and the one task
+    # The book is Calibrating at once, with every page row in order, none prepared yet.
     assert (queued.status, queued.normalize_state, queued.normalize_pages_done) == (
-        ProjectStatus.CREATED,
+        ProjectStatus.CALIBRATING,
         NormalizeState.QUEUED,
         0,
     )
-    assert (again.status, again.normalize_state) == (ProjectStatus.CREATED, NormalizeState.QUEUED)
-    assert not Page.objects.exists()
+    assert (again.status, again.normalize_state) == (ProjectStatus.CALIBRATING, NormalizeState.QUEUED)
+    assert list(project.pages.values_list("index", "prepared")) == [(1, False), (2, False), (3, False), (4, False)]
 
     normalize_run(project_id=project.pk)
 

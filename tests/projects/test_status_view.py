@@ -26,6 +26,7 @@ STATUS_FIELDS = {
     "title",
     "detail",
     "progress",
+    "intake",
     "jobId",
     "timestamp",
 }

@@ -268,10 +268,11 @@ def archive_write(*, project: Project, book: ExportBook, options: ExportOptions,
                     _copy(spool, entry)
             files.append({"name": name, "format": export_format, "mimeType": renderer.mime_type})
         for page in book.pages():
-            image = f"images/page-{page.index:05d}.png"
+            image = f"images/page-{page.index:05d}.png" if page.image_key else ""  # none while being prepared
             try:
-                with default_storage.open(page.image_key, "rb") as source, archive.open(image, "w") as entry:
-                    _copy(source, entry)
+                if image:
+                    with default_storage.open(page.image_key, "rb") as source, archive.open(image, "w") as entry:
+                        _copy(source, entry)
             except FileNotFoundError:
                 image = ""
             pages.append(

@@ -320,9 +320,11 @@ TARGET_LANGUAGES = [
 PROBLEM_TYPE_BASE = env.str("PROBLEM_TYPE_BASE", default=f"{PUBLIC_BASE_URL}/v1/problems").rstrip("/")
 PROJECTS_PAGE_SIZE_MAX = env.int("PROJECTS_PAGE_SIZE_MAX", default=200)
 # Idempotency-Key responses are kept this long; without a key, the same request within the
-# window is a double-submit. A claim older than the timeout is taken as abandoned.
+# window is a double-submit, and one arriving while the first runs waits up to
+# DOUBLE_SUBMIT_WAIT_SECONDS for its answer. A claim older than the timeout is abandoned.
 IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
 DOUBLE_SUBMIT_WINDOW_SECONDS = env.int("DOUBLE_SUBMIT_WINDOW_SECONDS", default=10)
+DOUBLE_SUBMIT_WAIT_SECONDS = env.float("DOUBLE_SUBMIT_WAIT_SECONDS", default=5.0)
 IDEMPOTENCY_IN_PROGRESS_TIMEOUT_SECONDS = env.int("IDEMPOTENCY_IN_PROGRESS_TIMEOUT_SECONDS", default=300)
 
 REST_FRAMEWORK = {

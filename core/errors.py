@@ -30,6 +30,7 @@ class ServiceError(Exception):
 
     code = "conflict"
     status: int | None = None
+    retry_after_seconds: int | None = None  # sent as Retry-After when set
 
     def __init__(self, detail: str | None = None, *, code: str | None = None, **extra: Any) -> None:
         self.code = code or self.code
@@ -167,6 +168,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     headers: dict[str, str] = {}
     if isinstance(exc, ServiceError):
         code, detail, extra, status = exc.code, exc.detail, exc.extra, exc.status_code
+        if exc.retry_after_seconds is not None:
+            headers["Retry-After"] = str(exc.retry_after_seconds)
     elif (known := _django_problem(exc)) is not None:
         code, status, detail = known
         extra = {}

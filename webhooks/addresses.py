@@ -5,7 +5,8 @@ public: never private, loopback, link-local (169.254.169.254 is the cloud metada
 service), shared CGNAT 100.64.0.0/10 (which Python's `ipaddress` does not call private),
 multicast, unspecified, reserved or a documentation range; IPv4 inside IPv6 (mapped,
 compatible, 6to4) is judged by the IPv4 address it carries. The check runs at registration
-and again before every delivery, and the request then connects to an address that was just
+(where a name that does not resolve yet is accepted: nothing to refuse) and again before
+every delivery (where it fails that attempt), and the request then connects to an address that was just
 checked (`post_pinned`), keeping the host name for the Host header, TLS SNI and certificate
 check, so a name that resolves differently a second later (DNS rebinding) gains nothing.
 Redirects are never followed.
@@ -80,6 +81,9 @@ class AddressForbidden(ServiceError):
 
 
 class HostUnresolvable(ServiceError):
+    """The host does not resolve: a failed delivery attempt, never an answer to a request
+    (registration accepts such a name)."""
+
     code = "webhook_host_unresolvable"
 
 
@@ -226,16 +230,34 @@ def _refusal_under_settings(address: IPAddress) -> str | None:
 
 
 def target_check(url: str) -> CheckedTarget:
-    """Parses the url, resolves its host and checks every address it resolves to.
-    UrlInvalid, HostUnresolvable or AddressForbidden (400s) otherwise."""
+    """Before a delivery: parses the url, resolves its host and checks every address it
+    resolves to. UrlInvalid, HostUnresolvable or AddressForbidden otherwise."""
     target = url_parse(url)
     addresses = resolve(target.host, target.port)
+    _addresses_check(target, addresses)
+    return CheckedTarget(target=target, addresses=addresses)
+
+
+def registration_check(url: str) -> Target:
+    """At registration (and a change of url): the url must parse (UrlInvalid), and a host
+    that resolves must resolve to allowed addresses only (AddressForbidden). A name that
+    does not resolve, or not yet (its DNS record is still to come, or this machine is
+    offline), is accepted: there is nothing to refuse yet, and every delivery checks it again."""
+    target = url_parse(url)
+    try:
+        addresses = resolve(target.host, target.port)
+    except HostUnresolvable:
+        return target
+    _addresses_check(target, addresses)
+    return target
+
+
+def _addresses_check(target: Target, addresses: tuple[IPAddress, ...]) -> None:
     for address in addresses:
         reason = _refusal_under_settings(address)
         if reason is not None:
             shown = target.host if str(address) == target.host else f"{target.host} resolves to {address}, which"
             raise AddressForbidden(f"{shown} is {reason}: webhooks go to public addresses only.")
-    return CheckedTarget(target=target, addresses=addresses)
 
 
 class _PinnedAddressAdapter(HTTPAdapter):

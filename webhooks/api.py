@@ -52,8 +52,9 @@ class WebhookViewSet(viewsets.ViewSet):
         tags=TAGS,
         request=WebhookCreateInputSerializer,
         responses={201: WebhookCreatedSerializer, **problem_responses(400, 401, 403, 409, 422)},
-        description="Register a webhook. The url is checked (400 webhook_url_invalid, webhook_host_unresolvable, "
-        "webhook_address_forbidden). The signing secret is in this response only. Idempotent: see "
+        description="Register a webhook. The url is checked (400 webhook_url_invalid, webhook_address_forbidden "
+        "when its host is or resolves to an address that is not public; a name that does not resolve yet is "
+        "accepted, and every delivery checks it again). The signing secret is in this response only. Idempotent: see "
         "Idempotency-Key in docs/api.md.",
     )
     @idempotent

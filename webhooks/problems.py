@@ -17,12 +17,6 @@ register(
     "shared CGNAT, multicast, unspecified, reserved or documentation ranges, IPv4 and IPv6). Use a public address.",
 )
 register(
-    "webhook_host_unresolvable",
-    400,
-    "Webhook host not found",
-    "The webhook host name does not resolve to any address.",
-)
-register(
     "webhook_limit_reached",
     409,
     "Too many webhooks",

@@ -29,11 +29,11 @@ def subscription_create(
     *, owner: User, url: str, description: str = "", event_types: list[str] | None = None
 ) -> tuple[WebhookSubscription, str]:
     """Registers a webhook and returns it with its signing secret (the only time the secret
-    is shown). The url is checked first (400 webhook_url_invalid, webhook_host_unresolvable,
-    webhook_address_forbidden); at most WEBHOOK_MAX_SUBSCRIPTIONS per owner (409
-    webhook_limit_reached)."""
+    is shown). The url is checked first (400 webhook_url_invalid, webhook_address_forbidden;
+    a name that does not resolve yet is accepted, each delivery checks it again); at most
+    WEBHOOK_MAX_SUBSCRIPTIONS per owner (409 webhook_limit_reached)."""
     url = url.strip()
-    addresses.target_check(url)
+    addresses.registration_check(url)
     if WebhookSubscription.objects.filter(owner=owner).count() >= settings.WEBHOOK_MAX_SUBSCRIPTIONS:
         raise ServiceError(code="webhook_limit_reached")
     secret = signing.secret_new()
@@ -62,7 +62,7 @@ def subscription_update(
     disabling fails its pending deliveries."""
     if url is not None:
         url = url.strip()
-        addresses.target_check(url)
+        addresses.registration_check(url)
     with transaction.atomic():
         locked = WebhookSubscription.objects.select_for_update().get(pk=subscription.pk)
         if url is not None:

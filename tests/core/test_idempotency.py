@@ -1,12 +1,18 @@
 """Idempotency: completed responses replayed to the same key or (within the window) the
 same body, a key reused with another body, keys per owner, in-progress and abandoned
-claims, expiry, concurrent requests with one key, and a 402 that is not kept (through
-POST /v1/projects, the development top-up and process)."""
+claims, expiry, concurrent requests with one key, a keyless duplicate that waits for the
+first's answer, and refusals (402, 409) that are not kept (through POST /v1/projects, the
+development top-up, process and process-next-batch)."""
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -14,13 +20,15 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from accounts.services import token_issue
 from core.idempotency import fingerprint_of, idempotency_records_purge
 from core.models import IdempotencyRecord
-from projects.models import Project
+from projects.models import Job, NormalizeState, Project, ProjectStatus
 from tests.factories import ProjectFactory, pages_add
 from tests.support.pdfs import pdf_bytes
 from tests.support.problems import assert_problem
-from wallet.models import TopUp, Wallet
+from wallet.models import EntryKind, Hold, TopUp, Wallet
+from wallet.services import wallet_credit
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +50,7 @@ def test_a_key_still_in_progress_is_a_conflict_and_another_body_is_refused(auth_
     other = auth_client.post("/v1/projects", {"uploadKey": "upl_other"}, format="json", HTTP_IDEMPOTENCY_KEY="k1")
 
     assert_problem(same, 409, "request_in_progress")
+    assert same["Retry-After"] == "1"
     assert_problem(other, 422, "idempotency_key_reused")
 
 
@@ -188,3 +197,104 @@ def test_a_402_is_a_refusal_before_work_and_is_not_kept(auth_client, user, setti
 
     assert_problem(refused, 402, "insufficient_credit")
     assert not IdempotencyRecord.objects.filter(owner=user).exists()
+
+
+# --- Refusals are answered afresh; a keyless duplicate waits for the first's answer ----------
+
+
+def credit(user, amount: str = "5") -> None:  # type: ignore[no-untyped-def]
+    wallet_credit(user=user, amount=Decimal(amount), kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id="seed")
+
+
+@pytest.mark.parametrize("key", [None, "start-1"], ids=["no key", "same key"])
+def test_a_409_is_not_kept_and_the_book_once_startable_is_started(auth_client, user, settings, key):
+    settings.TRANSLATION_ENGINE = "echo"
+    project = ProjectFactory(owner=user, status=ProjectStatus.CREATED, normalize_state=NormalizeState.NOT_STARTED)
+    pages_add(project, 3, text_layer="A page of text. " * 20, has_text_layer=True)
+    credit(user)
+    headers = {} if key is None else {"HTTP_IDEMPOTENCY_KEY": key}
+
+    refused = auth_client.post(f"/v1/projects/{project.pk}/process", **headers)
+
+    assert_problem(refused, 409, "project_not_startable")
+    assert not IdempotencyRecord.objects.filter(owner=user).exists()
+    assert not Job.objects.exists()
+
+    Project.objects.filter(pk=project.pk).update(status=ProjectStatus.CALIBRATING, normalize_state=NormalizeState.DONE)
+    started = auth_client.post(f"/v1/projects/{project.pk}/process", **headers)
+
+    assert started.status_code == 202, started.json()
+    assert "Idempotent-Replayed" not in started.headers
+    assert started.json()["jobId"] == str(Job.objects.get(project=project).pk)
+
+
+def in_background(token: str, path: str) -> Callable[[], Any]:
+    """POSTs `path` (no body, no key) from another thread; a function that waits for its
+    response."""
+    executor = ThreadPoolExecutor(max_workers=1)
+
+    def call() -> Any:
+        caller = APIClient()
+        caller.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        try:
+            return caller.post(path)
+        finally:
+            connection.close()
+
+    future = executor.submit(call)
+    executor.shutdown(wait=False)
+    return lambda: future.result(timeout=60)
+
+
+def running_claim_of(user) -> None:  # type: ignore[no-untyped-def]
+    """Waits until a request of the user holds an idempotency claim (is running)."""
+    deadline = time.monotonic() + 30
+    while not IdempotencyRecord.objects.filter(owner=user, state=IdempotencyRecord.State.IN_PROGRESS).exists():
+        assert time.monotonic() < deadline, "the first request never started"
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def slow_book(user, settings, local_storage):  # type: ignore[no-untyped-def]
+    """A 10-page book and credit for it; the echo engine takes a second a page."""
+    settings.TRANSLATION_ENGINE = "echo"
+    settings.ECHO_ENGINE_DELAY_SECONDS = 1.0
+    project = ProjectFactory(owner=user)
+    pages_add(project, 10, text_layer="A page of text. " * 20, has_text_layer=True)
+    credit(user)
+    return project
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_keyless_duplicate_of_a_running_request_waits_and_gets_its_answer(user, jwt_client, slow_book):
+    path = f"/v1/projects/{slow_book.pk}/process-next-batch"
+    first = in_background(token_issue(user=user).token, path)
+    running_claim_of(user)
+
+    duplicate = jwt_client(user).post(path)
+
+    original = first()
+    assert original.status_code == 200, original.json()
+    assert "Idempotent-Replayed" not in original.headers
+    assert duplicate.status_code == 200, duplicate.json()
+    assert duplicate.headers["Idempotent-Replayed"] == "true"
+    assert duplicate.json() == original.json()
+    assert Job.objects.filter(project=slow_book).count() == 1
+    assert Hold.objects.filter(wallet__user=user).count() == 1
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_keyless_duplicate_that_waited_its_bound_is_told_to_retry(user, jwt_client, slow_book, settings):
+    settings.DOUBLE_SUBMIT_WAIT_SECONDS = 0.2
+    path = f"/v1/projects/{slow_book.pk}/process-next-batch"
+    first = in_background(token_issue(user=user).token, path)
+    running_claim_of(user)
+
+    duplicate = jwt_client(user).post(path)
+
+    assert_problem(duplicate, 409, "request_in_progress")
+    assert duplicate["Retry-After"] == "1"
+    assert first().status_code == 200
+    assert Job.objects.filter(project=slow_book).count() == 1

@@ -267,6 +267,21 @@ def test_the_address_is_checked_again_at_delivery(receiver, subscribe, publish_c
 
 
 @pytest.mark.usefixtures("eager_celery")
+def test_a_name_that_does_not_resolve_at_delivery_fails_that_attempt(receiver, subscribe, publish_committed):
+    subscribe("https://hooks.example-to-come.invalid/hook")  # accepted at registration
+
+    publish_committed()
+
+    assert not receiver.received
+    delivery = only_delivery()
+    (attempt,) = attempts_of(delivery)
+    assert attempt.status_code is None
+    assert "hooks.example-to-come.invalid' could not be resolved" in attempt.error
+    assert delivery.status == DeliveryStatus.PENDING
+    assert delivery.next_attempt_at is not None
+
+
+@pytest.mark.usefixtures("eager_celery")
 def test_a_delivery_whose_every_attempt_failed_is_dead(receiver, subscribe, publish_committed, settings):
     settings.WEBHOOK_RETRY_SCHEDULE_SECONDS = [0]
     subscription = subscribe()

@@ -47,7 +47,7 @@ class RegisterView(AnonymousView):
     throttle_scope = "register"
 
     @extend_schema(
-        operation_id="auth_register",
+        operation_id="register",
         tags=["auth"],
         auth=[],
         request=RegisterInputSerializer,
@@ -64,7 +64,7 @@ class LoginView(AnonymousView):
     throttle_scope = "login"
 
     @extend_schema(
-        operation_id="auth_login",
+        operation_id="log_in",
         tags=["auth"],
         auth=[],
         request=LoginInputSerializer,
@@ -76,13 +76,13 @@ class LoginView(AnonymousView):
 
 class MeView(APIView):
     @extend_schema(
-        operation_id="me_read", tags=["account"], responses={200: ProfileSerializer, **problem_responses(401, 403)}
+        operation_id="get_me", tags=["account"], responses={200: ProfileSerializer, **problem_responses(401, 403)}
     )
     def get(self, request: Request) -> Response:
         return Response(ProfileSerializer(request.user).data)
 
     @extend_schema(
-        operation_id="me_update",
+        operation_id="update_me",
         tags=["account"],
         request=ProfileUpdateInputSerializer,
         responses={200: ProfileSerializer, **problem_responses(400, 401, 403, 409)},
@@ -103,7 +103,7 @@ class PasswordView(APIView):
     throttle_scope = "password"
 
     @extend_schema(
-        operation_id="me_password_change",
+        operation_id="change_password",
         tags=["account"],
         request=PasswordChangeInputSerializer,
         responses={200: SessionSerializer, **problem_responses(400, 401, 403, 409, 429)},
@@ -117,7 +117,7 @@ class PasswordView(APIView):
 
 class PreferencesView(APIView):
     @extend_schema(
-        operation_id="me_preferences_update",
+        operation_id="update_preferences",
         tags=["account"],
         request=PreferencesUpdateInputSerializer,
         responses={200: ProfileSerializer, **problem_responses(400, 401, 403)},
@@ -134,7 +134,7 @@ class ApiKeyViewSet(viewsets.ViewSet):
     lookup_value_regex = "[0-9a-fA-F-]{36}"
 
     @extend_schema(
-        operation_id="api_keys_create",
+        operation_id="create_api_key",
         tags=["api-keys"],
         request=ApiKeyCreateInputSerializer,
         responses={201: ApiKeyCreatedSerializer, **problem_responses(400, 401, 403)},
@@ -148,7 +148,7 @@ class ApiKeyViewSet(viewsets.ViewSet):
         return Response(ApiKeyCreatedSerializer(key, context={"secret": secret}).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        operation_id="api_keys_list",
+        operation_id="list_api_keys",
         tags=["api-keys"],
         responses={200: ApiKeyListItemSerializer(many=True), **problem_responses(401, 403)},
     )
@@ -157,7 +157,7 @@ class ApiKeyViewSet(viewsets.ViewSet):
         return Response(ApiKeyListItemSerializer(keys, many=True).data)
 
     @extend_schema(
-        operation_id="api_keys_revoke",
+        operation_id="revoke_api_key",
         tags=["api-keys"],
         responses={204: OpenApiResponse(description="Revoked."), **problem_responses(401, 403, 404)},
     )

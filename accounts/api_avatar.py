@@ -24,7 +24,7 @@ MULTIPART_OVERHEAD_BYTES = 64 * 1024
 
 class AvatarLimitsView(APIView):
     @extend_schema(
-        operation_id="avatar_limits",
+        operation_id="get_avatar_limits",
         tags=["account"],
         responses={200: UploadLimitsSerializer, **problem_responses(401, 403)},
         description="The file extensions and the size PUT /v1/me/avatar accepts.",
@@ -38,7 +38,7 @@ class AvatarView(APIView):
     content_negotiation_class = AcceptAnyNegotiation
 
     @extend_schema(
-        operation_id="avatar_upload",
+        operation_id="upload_avatar",
         tags=["account"],
         request={"multipart/form-data": AvatarUploadInputSerializer},
         responses={200: ProfileSerializer, **problem_responses(400, 401, 403, 413)},
@@ -57,7 +57,7 @@ class AvatarView(APIView):
         return Response(ProfileSerializer(user).data)
 
     @extend_schema(
-        operation_id="avatar_download",
+        operation_id="download_avatar",
         tags=["account"],
         responses={
             (200, avatars.AVATAR_CONTENT_TYPE): OpenApiResponse(
@@ -77,7 +77,7 @@ class AvatarView(APIView):
         return response
 
     @extend_schema(
-        operation_id="avatar_delete",
+        operation_id="delete_avatar",
         tags=["account"],
         responses={204: OpenApiResponse(description="Removed, or there was none."), **problem_responses(401, 403)},
     )

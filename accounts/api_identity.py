@@ -35,7 +35,7 @@ class OAuthSignInView(AnonymousView):
     throttle_scope = "oauth"
 
     @extend_schema(
-        operation_id="auth_oauth_sign_in",
+        operation_id="sign_in_with_provider",
         tags=["auth"],
         auth=[],
         parameters=[

@@ -46,7 +46,7 @@ class MetaView(APIView):
     throttle_classes = [ClientAddressRateThrottle]
     throttle_scope = "anonymous"
 
-    @extend_schema(operation_id="meta_read", responses={200: DiscoverySerializer}, tags=["discovery"], auth=[])
+    @extend_schema(operation_id="get_meta", responses={200: DiscoverySerializer}, tags=["discovery"], auth=[])
     def get(self, request: Request) -> Response:
         body = {
             "api_version": settings.API_VERSION,
@@ -76,7 +76,7 @@ class ProblemListView(APIView):
     authentication_classes: list[type] = []
 
     @extend_schema(
-        operation_id="problems_list", responses={200: ProblemTypeSerializer(many=True)}, tags=["discovery"], auth=[]
+        operation_id="list_problems", responses={200: ProblemTypeSerializer(many=True)}, tags=["discovery"], auth=[]
     )
     def get(self, request: Request) -> Response:
         return Response([_problem_data(problem) for problem in problems.all_problems()])
@@ -88,7 +88,7 @@ class ProblemDetailView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
 
-    @extend_schema(operation_id="problems_read", responses={200: ProblemTypeSerializer}, tags=["discovery"], auth=[])
+    @extend_schema(operation_id="get_problem", responses={200: ProblemTypeSerializer}, tags=["discovery"], auth=[])
     def get(self, request: Request, code: str) -> Response:
         problem = problems.get(code)
         if problem is None:

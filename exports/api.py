@@ -29,7 +29,7 @@ DOWNLOAD_MEDIA_TYPES = sorted(
 
 class ExportRequestView(APIView):
     @extend_schema(
-        operation_id="projects_export",
+        operation_id="request_export",
         tags=["exports"],
         request=ExportRequestSerializer,
         responses={202: ExportFileSerializer(many=True), **problem_responses(409)},
@@ -54,7 +54,7 @@ class ExportRequestView(APIView):
 
 class ExportListView(APIView):
     @extend_schema(
-        operation_id="projects_exports",
+        operation_id="list_exports",
         tags=["exports"],
         responses={200: ExportFileSerializer(many=True)},
         description="The files made from the book as it now is, ready to download (only formats already made).",
@@ -68,7 +68,7 @@ class ExportFileView(APIView):
     content_negotiation_class = AcceptAnyNegotiation
 
     @extend_schema(
-        operation_id="projects_export_download",
+        operation_id="download_export",
         tags=["exports"],
         responses={
             **{

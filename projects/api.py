@@ -62,7 +62,7 @@ def received_file(request: Request) -> Any:
 
 
 class UploadLimitsView(APIView):
-    @extend_schema(operation_id="uploads_limits", tags=["uploads"], responses={200: UploadLimitsSerializer})
+    @extend_schema(operation_id="get_upload_limits", tags=["uploads"], responses={200: UploadLimitsSerializer})
     def get(self, request: Request) -> Response:
         return Response(UploadLimitsSerializer(uploads.upload_limits()).data)
 
@@ -71,7 +71,7 @@ class UploadView(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(
-        operation_id="uploads_create",
+        operation_id="upload_file",
         tags=["uploads"],
         request={"multipart/form-data": UploadInputSerializer},
         responses={200: UploadResultSerializer, **problem_responses(413)},
@@ -91,7 +91,7 @@ class AnonymousEstimateView(APIView):
     throttle_scope = "estimate"
 
     @extend_schema(
-        operation_id="anonymous_estimate",
+        operation_id="estimate_anonymously",
         tags=["uploads"],
         auth=[],
         request={"multipart/form-data": UploadInputSerializer},
@@ -128,7 +128,7 @@ class ProjectListView(APIView):
     pagination_class = ProjectPagination  # the schema shows the page envelope
 
     @extend_schema(
-        operation_id="projects_list",
+        operation_id="list_projects",
         tags=["projects"],
         parameters=[ProjectListQuerySerializer, *ProjectPagination.query_parameters()],
         responses={200: ProjectSummarySerializer(many=True)},
@@ -143,7 +143,7 @@ class ProjectListView(APIView):
         return paginator.get_paginated_response(ProjectSummarySerializer(page, many=True).data)
 
     @extend_schema(
-        operation_id="projects_create",
+        operation_id="create_project",
         tags=["projects"],
         request=ProjectCreateInputSerializer,
         responses={201: ProjectSerializer, **problem_responses(403, 409)},
@@ -164,13 +164,13 @@ def owned_project(request: Request, project_id: str) -> Project:
 
 
 class ProjectDetailView(APIView):
-    @extend_schema(operation_id="projects_read", tags=["projects"], responses={200: ProjectSerializer})
+    @extend_schema(operation_id="get_project", tags=["projects"], responses={200: ProjectSerializer})
     def get(self, request: Request, project_id: str) -> Response:
         project = selectors.project_with_pages(project=owned_project(request, project_id))
         return Response(ProjectSerializer(project).data)
 
     @extend_schema(
-        operation_id="projects_update",
+        operation_id="update_project",
         tags=["projects"],
         request=ProjectUpdateInputSerializer,
         responses={200: ProjectSerializer, **problem_responses(409)},
@@ -186,7 +186,7 @@ class ProjectDetailView(APIView):
         return Response(ProjectSerializer(selectors.project_with_pages(project=project)).data)
 
     @extend_schema(
-        operation_id="projects_delete",
+        operation_id="delete_project",
         tags=["projects"],
         responses={204: OpenApiResponse(description="Deleted, with its pages and files.")},
     )
@@ -197,7 +197,7 @@ class ProjectDetailView(APIView):
 
 class ProjectNormalizeView(APIView):
     @extend_schema(
-        operation_id="projects_normalize",
+        operation_id="normalize_project",
         tags=["projects"],
         request=None,
         responses={200: ProjectSerializer, **problem_responses(409)},
@@ -214,7 +214,7 @@ class ProjectNormalizeView(APIView):
 
 class BatchQuoteView(APIView):
     @extend_schema(
-        operation_id="projects_batch_quote",
+        operation_id="get_batch_quote",
         tags=["projects"],
         responses={200: BatchQuoteSerializer},
         description="What the next batch of the ladder would cover and cost, against the wallet as it is now. "
@@ -231,7 +231,7 @@ class PageListView(APIView):
     pagination_class = PagePagination  # the schema shows the page envelope
 
     @extend_schema(
-        operation_id="pages_list",
+        operation_id="list_pages",
         tags=["pages"],
         parameters=PagePagination.query_parameters(),
         responses={200: PageSerializer(many=True)},
@@ -246,7 +246,7 @@ class PageListView(APIView):
 
 class PageSelectionView(APIView):
     @extend_schema(
-        operation_id="pages_select",
+        operation_id="select_pages",
         tags=["pages"],
         request=PageSelectionInputSerializer,
         responses={200: PageSelectionResultSerializer},
@@ -260,7 +260,7 @@ class PageSelectionView(APIView):
 
 class PageDetailView(APIView):
     @extend_schema(
-        operation_id="pages_read",
+        operation_id="get_page",
         tags=["pages"],
         responses={200: PageDetailSerializer},
         description="One page with its review package (source text, translation, detected source language, "
@@ -271,7 +271,7 @@ class PageDetailView(APIView):
         return Response(PageDetailSerializer(selectors.page_get(project=project, page_id=page_id)).data)
 
     @extend_schema(
-        operation_id="pages_update",
+        operation_id="update_page",
         tags=["pages"],
         request=PageUpdateInputSerializer,
         responses={200: PageDetailSerializer},
@@ -291,7 +291,7 @@ class PageImageView(APIView):
     content_negotiation_class = AcceptAnyNegotiation
 
     @extend_schema(
-        operation_id="pages_image",
+        operation_id="get_page_image",
         tags=["pages"],
         parameters=[PageImageQuerySerializer],
         responses={(200, "image/png"): OpenApiResponse(response=OpenApiTypes.BINARY, description="The page image.")},

@@ -51,7 +51,7 @@ def status_response(project_id: str, request: Request) -> Response:
 
 class ProcessView(APIView):
     @extend_schema(
-        operation_id="projects_process",
+        operation_id="process_project",
         tags=["processing"],
         request=None,
         responses={202: JobHandleSerializer, **problem_responses(400, 402, 409)},
@@ -68,7 +68,7 @@ class ProcessView(APIView):
 
 class ProcessNextBatchView(APIView):
     @extend_schema(
-        operation_id="projects_process_next_batch",
+        operation_id="process_next_batch",
         tags=["processing"],
         request=None,
         responses={200: BatchRunResultSerializer, **problem_responses(400, 402, 409, 503)},
@@ -93,7 +93,7 @@ class ProcessNextBatchView(APIView):
 
 class RetryView(APIView):
     @extend_schema(
-        operation_id="projects_retry",
+        operation_id="retry_failed_pages",
         tags=["processing"],
         request=None,
         responses={202: JobHandleSerializer, **problem_responses(402, 409)},
@@ -108,7 +108,7 @@ class RetryView(APIView):
 
 class CancelView(APIView):
     @extend_schema(
-        operation_id="projects_cancel",
+        operation_id="cancel_project",
         tags=["processing"],
         request=None,
         responses={200: StatusViewSerializer, **problem_responses(409)},
@@ -122,7 +122,7 @@ class CancelView(APIView):
 
 class StatusReadView(APIView):
     @extend_schema(
-        operation_id="projects_status",
+        operation_id="get_project_status",
         tags=["processing"],
         responses={200: StatusViewSerializer},
         description="The single read an agent polls: state, phase, waitingOn (resumes by itself), blockedOn "
@@ -133,7 +133,7 @@ class StatusReadView(APIView):
 
 
 class JobDetailView(APIView):
-    @extend_schema(operation_id="jobs_read", tags=["processing"], responses={200: JobSerializer})
+    @extend_schema(operation_id="get_job", tags=["processing"], responses={200: JobSerializer})
     def get(self, request: Request, job_id: str) -> Response:
         job = Job.objects.filter(pk=job_id, owner=request_user(request)).first()
         if job is None:
@@ -143,7 +143,7 @@ class JobDetailView(APIView):
 
 class QueueMoveView(APIView):
     @extend_schema(
-        operation_id="jobs_queue_move",
+        operation_id="move_job",
         tags=["processing"],
         request=QueueMoveInputSerializer,
         responses={200: JobSerializer, **problem_responses(409)},
@@ -165,7 +165,7 @@ RejectInput = inline_serializer(
 
 class PageApproveView(APIView):
     @extend_schema(
-        operation_id="pages_approve",
+        operation_id="approve_page",
         tags=["pages"],
         request=None,
         responses={200: PageDetailSerializer, **problem_responses(409)},
@@ -180,7 +180,7 @@ class PageApproveView(APIView):
 
 class PageRejectView(APIView):
     @extend_schema(
-        operation_id="pages_reject",
+        operation_id="reject_page",
         tags=["pages"],
         request=RejectInput,
         responses={200: PageDetailSerializer, **problem_responses(409)},

@@ -26,7 +26,7 @@ class ModelStatusView(APIView):
     throttle_scope = "anonymous"
 
     @extend_schema(
-        operation_id="model_status_read",
+        operation_id="get_model_status",
         summary="Model status",
         description="Whether the GPU-backed model is ready, still starting (warming up), throttled or "
         "unconfigured; the project status view's GPU overlay reads the same. Cached for "

@@ -36,7 +36,7 @@ def top_up_response(top_up: TopUp) -> Response:
 
 
 class WalletView(APIView):
-    @extend_schema(operation_id="wallet_read", tags=["wallet"], responses={200: WalletViewSerializer})
+    @extend_schema(operation_id="get_wallet", tags=["wallet"], responses={200: WalletViewSerializer})
     def get(self, request: Request) -> Response:
         return wallet_response(selectors.wallet_view_for(user=request_user(request)))
 
@@ -50,7 +50,7 @@ class LedgerView(APIView):
     pagination_class = LedgerPagination  # the schema shows the page envelope
 
     @extend_schema(
-        operation_id="wallet_ledger",
+        operation_id="list_ledger_entries",
         tags=["wallet"],
         parameters=LedgerPagination.query_parameters(),
         responses={200: LedgerEntrySerializer(many=True)},
@@ -67,7 +67,7 @@ class LedgerView(APIView):
 
 class TopUpView(APIView):
     @extend_schema(
-        operation_id="wallet_top_up",
+        operation_id="top_up_wallet",
         tags=["wallet"],
         request=TopUpInputSerializer,
         responses={200: TopUpViewSerializer, **problem_responses(403, 409, 422, 502)},
@@ -83,14 +83,14 @@ class TopUpView(APIView):
 
 
 class TopUpDetailView(APIView):
-    @extend_schema(operation_id="wallet_top_up_read", tags=["wallet"], responses={200: TopUpViewSerializer})
+    @extend_schema(operation_id="get_top_up", tags=["wallet"], responses={200: TopUpViewSerializer})
     def get(self, request: Request, reference: str) -> Response:
         return top_up_response(topups.top_up_for_owner(owner=request_user(request), reference=reference))
 
 
 class AutoTopUpView(APIView):
     @extend_schema(
-        operation_id="wallet_auto_top_up",
+        operation_id="set_auto_top_up",
         tags=["wallet"],
         request=AutoTopUpInputSerializer,
         responses={200: WalletViewSerializer},
@@ -104,7 +104,7 @@ class AutoTopUpView(APIView):
 
 class LowBalanceAlertView(APIView):
     @extend_schema(
-        operation_id="wallet_low_balance_alert",
+        operation_id="set_low_balance_alert",
         tags=["wallet"],
         request=LowBalanceAlertInputSerializer,
         responses={200: WalletViewSerializer},
@@ -118,7 +118,7 @@ class LowBalanceAlertView(APIView):
 
 class SpendingCeilingView(APIView):
     @extend_schema(
-        operation_id="wallet_spending_ceiling",
+        operation_id="set_spending_ceiling",
         tags=["wallet"],
         request=SpendingCeilingInputSerializer,
         responses={200: WalletViewSerializer},

@@ -40,7 +40,7 @@ class RedeemView(APIView):
     address_throttle_scope = "redeem_address"
 
     @extend_schema(
-        operation_id="wallet_redeem",
+        operation_id="redeem_code",
         tags=["wallet"],
         request=RedeemInputSerializer,
         responses={200: TopUpViewSerializer, **problem_responses(400, 429)},

@@ -35,7 +35,7 @@ class SavedCardSerializer(serializers.ModelSerializer):
 
 class SavedCardListView(APIView):
     @extend_schema(
-        operation_id="wallet_cards_list",
+        operation_id="list_cards",
         tags=["wallet"],
         responses={200: SavedCardSerializer(many=True)},
         description="The cards saved by card top-ups through a checkout, the primary first. Pay with one at once: "
@@ -48,7 +48,7 @@ class SavedCardListView(APIView):
 
 class SavedCardDetailView(APIView):
     @extend_schema(
-        operation_id="wallet_card_remove",
+        operation_id="remove_card",
         tags=["wallet"],
         responses={204: None, **problem_responses(403, 502)},
         description="Detaches the card at Stripe and forgets it. The newest remaining card becomes primary if this "
@@ -61,7 +61,7 @@ class SavedCardDetailView(APIView):
 
 class SavedCardPrimaryView(APIView):
     @extend_schema(
-        operation_id="wallet_card_make_primary",
+        operation_id="make_card_primary",
         tags=["wallet"],
         request=None,
         responses={200: SavedCardSerializer},

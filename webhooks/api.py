@@ -48,7 +48,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return selectors.subscription_get_for_owner(owner=request_user(request), subscription_id=pk)
 
     @extend_schema(
-        operation_id="webhooks_create",
+        operation_id="create_webhook",
         tags=TAGS,
         request=WebhookCreateInputSerializer,
         responses={201: WebhookCreatedSerializer, **problem_responses(400, 401, 403, 409, 422)},
@@ -65,7 +65,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(body, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        operation_id="webhooks_list",
+        operation_id="list_webhooks",
         tags=TAGS,
         responses={200: WebhookSubscriptionSerializer(many=True), **problem_responses(401, 403)},
         description="The account's webhooks, newest first; never their secrets.",
@@ -75,7 +75,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(WebhookSubscriptionSerializer(subscriptions, many=True).data)
 
     @extend_schema(
-        operation_id="webhooks_read",
+        operation_id="get_webhook",
         tags=TAGS,
         parameters=[ID_PARAMETER],
         responses={200: WebhookSubscriptionSerializer, **problem_responses(401, 403, 404)},
@@ -84,7 +84,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(WebhookSubscriptionSerializer(self._subscription(request, pk)).data)
 
     @extend_schema(
-        operation_id="webhooks_update",
+        operation_id="update_webhook",
         tags=TAGS,
         parameters=[ID_PARAMETER],
         request=WebhookUpdateInputSerializer,
@@ -98,7 +98,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(WebhookSubscriptionSerializer(subscription).data)
 
     @extend_schema(
-        operation_id="webhooks_delete",
+        operation_id="delete_webhook",
         tags=TAGS,
         parameters=[ID_PARAMETER],
         responses={204: OpenApiResponse(description="Deleted, with its delivery log."), **problem_responses(404)},
@@ -108,7 +108,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
-        operation_id="webhooks_rotate_secret",
+        operation_id="rotate_webhook_secret",
         tags=TAGS,
         parameters=[ID_PARAMETER],
         request=None,
@@ -123,7 +123,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(WebhookSecretRotatedSerializer(body).data)
 
     @extend_schema(
-        operation_id="webhooks_test",
+        operation_id="send_test_event",
         tags=TAGS,
         parameters=[ID_PARAMETER],
         request=None,
@@ -138,7 +138,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(WebhookDeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
-        operation_id="webhooks_deliveries",
+        operation_id="list_webhook_deliveries",
         tags=TAGS,
         parameters=[ID_PARAMETER, *DeliveryPagination.query_parameters()],
         responses={200: WebhookDeliveryPageSerializer, **problem_responses(404)},
@@ -153,7 +153,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return paginator.get_paginated_response(WebhookDeliverySerializer(page, many=True).data)
 
     @extend_schema(
-        operation_id="webhooks_redeliver",
+        operation_id="redeliver_webhook_delivery",
         tags=TAGS,
         parameters=[ID_PARAMETER, DELIVERY_ID_PARAMETER],
         request=None,

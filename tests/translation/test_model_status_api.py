@@ -100,7 +100,7 @@ def test_the_schema_documents_it_as_an_anonymous_meta_operation(api_client):
     schema = api_client.get("/v1/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
 
     operation = schema["paths"]["/v1/model-status"]["get"]
-    assert operation["operationId"] == "model_status_read"
+    assert operation["operationId"] == "get_model_status"
     assert operation["tags"] == ["meta"]
     assert "security" not in operation or {} in operation["security"]
     state = schema["components"]["schemas"]["ModelStatus"]["properties"]["state"]

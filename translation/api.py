@@ -49,7 +49,7 @@ class LanguagesView(APIView):
     throttle_scope = "anonymous"
 
     @extend_schema(
-        operation_id="languages_read",
+        operation_id="list_languages",
         summary="Languages",
         description="The service's 20 target languages, and for the configured engine the targets it can "
         "produce, the source -> target pairs it translates (source null: any source) and the languages it "

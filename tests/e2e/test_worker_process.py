@@ -186,3 +186,45 @@ def test_a_book_whose_wake_up_was_lost_is_run_after_beat_sends_it_again(services
     assert [job.page_count for job in project.jobs.order_by("queue_position")] == [1, 5, 2]
     assert_each_job_charged_once(project)
     assert_wallet_charged_the_page_costs(project, Decimal(5))
+
+
+def test_a_book_past_the_inline_limit_is_translated_while_its_pages_are_still_being_prepared(services: Services):
+    """The contract's sequence on a 60-page book: normalize answers Calibrating at once,
+    process right after is accepted, and the calibration page is translated (by the
+    processing worker) before the intake worker has prepared the last page."""
+    api = httpx.Client(base_url=services.api_server(DEVELOPMENT_DEPLOYMENT="true"), timeout=30)
+    services.worker("intake", "default", NORMALIZE_TASK_PAGES=5)
+    services.worker("gpu", "process,retry", ENGINE_CONCURRENCY=4)
+    registered = api.post(
+        "/v1/auth/register", json={"email": "long@example.com", "password": PASSWORD, "displayName": "Ada"}
+    )
+    api.headers["Authorization"] = f"Bearer {registered.json()['token']}"
+    assert api.post("/v1/wallet/top-up", json={"amount": 50, "method": "manual"}).status_code == 200
+    book = pdf_bytes(60, text=lambda n: f"Chapter {n} opens with a line about the harbour and the ships " * 4)
+    uploaded = api.post("/v1/uploads", files={"file": ("long.pdf", book, "application/pdf")})
+    created = api.post("/v1/projects", json={"uploadKey": uploaded.json()["uploadKey"], "targetLanguageCode": "de"})
+    project_id = created.json()["id"]
+
+    normalized = api.post(f"/v1/projects/{project_id}/normalize")
+    assert (normalized.status_code, normalized.json()["status"]) == (200, "Calibrating"), normalized.text
+    assert len(normalized.json()["pages"]) == 60
+    processing = api.post(f"/v1/projects/{project_id}/process")
+    assert processing.status_code == 202, processing.text
+
+    def complete() -> bool:
+        state = api.get(f"/v1/projects/{project_id}/status").json()["state"]
+        assert state not in ("Failed", "CompletedWithErrors", "PausedNeedsCredit"), state
+        return state == "Complete"
+
+    wait_until(complete, what="the book to be Complete", timeout=180, services=services)
+    project = Project.objects.get(pk=project_id)
+    assert project.pages.filter(status=PageStatus.APPROVED, prepared=True).count() == 60
+    calibration = project.jobs.order_by("queue_position").first()
+    assert calibration is not None
+    assert calibration.page_count == 1
+    # The last page was prepared (the normalize's last heartbeat) after page 1 was translated.
+    assert project.normalize_heartbeat_at is not None
+    assert calibration.finished_at is not None
+    assert calibration.finished_at < project.normalize_heartbeat_at
+    assert_each_job_charged_once(project)
+    assert_wallet_charged_the_page_costs(project, Decimal(50))

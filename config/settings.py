@@ -192,6 +192,9 @@ PASSWORD_HASHERS = env.list(
 )
 
 JWT_ACCESS_TOKEN_HOURS = env.int("JWT_ACCESS_TOKEN_HOURS", default=12)
+# DELETE /v1/me from an account without a password (an identity provider's) needs a JWT
+# issued at most this many minutes before: a fresh sign-in stands in for the password.
+ACCOUNT_DELETE_SIGN_IN_MAX_AGE_MINUTES = env.int("ACCOUNT_DELETE_SIGN_IN_MAX_AGE_MINUTES", default=10)
 SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(hours=JWT_ACCESS_TOKEN_HOURS),
     "ALGORITHM": "HS256",
@@ -259,12 +262,18 @@ ZIP_MAX_UNCOMPRESSED_BYTES = env.int("ZIP_MAX_UNCOMPRESSED_BYTES", default=4 * 1
 ZIP_MAX_RATIO = env.int("ZIP_MAX_RATIO", default=200)
 PDF_TOOL_TIMEOUT_SECONDS = env.int("PDF_TOOL_TIMEOUT_SECONDS", default=120)
 WORDS_PER_PAGE_ESTIMATE = env.int("WORDS_PER_PAGE_ESTIMATE", default=250)
+# Pages without a text layer: this many sample pages are read with Tesseract to estimate the
+# book's words, all within this many seconds (else WORDS_PER_PAGE_ESTIMATE stands in).
+WORD_ESTIMATE_SAMPLE_PAGES = env.int("WORD_ESTIMATE_SAMPLE_PAGES", default=5)
+WORD_ESTIMATE_BUDGET_SECONDS = env.float("WORD_ESTIMATE_BUDGET_SECONDS", default=10.0)
 RENDER_DPI = env.int("RENDER_DPI", default=150)
 THUMBNAIL_SIZE = env.int("THUMBNAIL_SIZE", default=320)
 NORMALIZE_CHUNK_PAGES = env.int("NORMALIZE_CHUNK_PAGES", default=8)
 NORMALIZE_THREADS = env.int("NORMALIZE_THREADS", default=2)
 # Books with at most this many pages normalize inside the HTTP call; larger ones on a worker.
 NORMALIZE_INLINE_MAX_PAGES = env.int("NORMALIZE_INLINE_MAX_PAGES", default=10)
+# Pages one normalize task prepares before it queues the rest behind other books' work.
+NORMALIZE_TASK_PAGES = env.int("NORMALIZE_TASK_PAGES", default=50)
 # A running normalize that has stored no page for this long lost its worker: beat requeues it.
 NORMALIZE_STALE_SECONDS = env.int("NORMALIZE_STALE_SECONDS", default=600)
 ANONYMOUS_UPLOAD_HOURS = env.int("ANONYMOUS_UPLOAD_HOURS", default=24)
@@ -425,6 +434,9 @@ VLLM_MAX_TOKENS = env.int("VLLM_MAX_TOKENS", default=4096)
 VLLM_TEMPERATURE = env.float("VLLM_TEMPERATURE", default=0.2)
 # The model status reads "throttled" for this long after the server answered 429.
 VLLM_THROTTLED_SECONDS = env.int("VLLM_THROTTLED_SECONDS", default=60)
+# The languages (ISO 639-1) the served model reads from page images, as its model card
+# says (default: the 20 target languages); GET /v1/languages lists them.
+VLLM_OCR_LANGUAGES = env.list("VLLM_OCR_LANGUAGES", default=TARGET_LANGUAGES)
 # The local engine's programs (Debian: tesseract-ocr, apertium, apertium-eng-spa, ...).
 TESSERACT_COMMAND = env.str("TESSERACT_COMMAND", default="tesseract")
 APERTIUM_COMMAND = env.str("APERTIUM_COMMAND", default="apertium")
@@ -433,14 +445,14 @@ LOCAL_ENGINE_TIMEOUT_SECONDS = env.int("LOCAL_ENGINE_TIMEOUT_SECONDS", default=1
 # indexes) that fail, on their first ECHO_ENGINE_FAIL_ATTEMPTS attempts (0: always); pages
 # whose translation comes back empty (so the completeness check fails them); and an engine
 # that reads as starting and refuses every page (EngineUnavailable).
-# The languages (ISO 639-1) the served model reads from page images, as its model card
-# says (default: the 20 target languages); GET /v1/languages lists them.
-VLLM_OCR_LANGUAGES = env.list("VLLM_OCR_LANGUAGES", default=TARGET_LANGUAGES)
 ECHO_ENGINE_DELAY_SECONDS = env.float("ECHO_ENGINE_DELAY_SECONDS", default=0.0)
 ECHO_ENGINE_FAIL_PAGES = env.list("ECHO_ENGINE_FAIL_PAGES", cast=int, default=[])
 ECHO_ENGINE_FAIL_ATTEMPTS = env.int("ECHO_ENGINE_FAIL_ATTEMPTS", default=1)
 ECHO_ENGINE_BLANK_PAGES = env.list("ECHO_ENGINE_BLANK_PAGES", cast=int, default=[])
 ECHO_ENGINE_UNAVAILABLE = env.bool("ECHO_ENGINE_UNAVAILABLE", default=False)
+# The pairs the echo engine translates (`en-es,es-en`), to stand in for an engine with few
+# pairs; empty: any source into any target.
+ECHO_ENGINE_PAIRS = env.list("ECHO_ENGINE_PAIRS", default=[])
 # The completeness check: a translation whose length (scaled for each language's density)
 # is outside these ratios of its source's fails, for sources of at least this many characters.
 COMPLETENESS_MIN_LENGTH_RATIO = env.float("COMPLETENESS_MIN_LENGTH_RATIO", default=0.35)
@@ -449,9 +461,6 @@ COMPLETENESS_MIN_SOURCE_CHARS = env.int("COMPLETENESS_MIN_SOURCE_CHARS", default
 # The engines' model status enum is one schema component, wherever a serializer uses it.
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ModelStateEnum"] = "translation.engines.base.ModelState"  # type: ignore[index]
 
-# The pairs the echo engine translates (`en-es,es-en`), to stand in for an engine with few
-# pairs; empty: any source into any target.
-ECHO_ENGINE_PAIRS = env.list("ECHO_ENGINE_PAIRS", default=[])
 # --- Webhooks -------------------------------------------------------------------------
 
 # Deliver to private, loopback and link-local addresses too (tests, on-premise receivers);

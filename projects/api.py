@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import request_user
+from core.errors import Conflict
 from core.idempotency import idempotent
 from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
@@ -25,7 +26,7 @@ from core.pagination import StrictPageNumberPagination
 from core.serializers import UploadLimitsSerializer, validated, validated_query
 from core.throttling import ClientAddressRateThrottle
 from projects import selectors, services, uploads
-from projects.billing import project_batch_quote
+from projects.languages import project_batch_quote_read
 from projects.models import Project
 from projects.normalize import project_normalize
 from projects.serializers import (
@@ -201,10 +202,12 @@ class ProjectNormalizeView(APIView):
         tags=["projects"],
         request=None,
         responses={200: ProjectSerializer, **problem_responses(409)},
-        description="Turn the source into ordered pages. Small books (up to NORMALIZE_INLINE_MAX_PAGES) "
-        "are done when this returns (status Calibrating); larger ones are queued on a worker and the "
-        "project reports progress in `normalization` until it moves to Calibrating (or Failed, with "
-        "`failure`). Calling it again is harmless.",
+        description="Turn the source into ordered pages. Every page row is made at once and the book is "
+        "Calibrating when this returns, so `process` may follow right away. Small books (up to "
+        "NORMALIZE_INLINE_MAX_PAGES) are also rendered before it returns; larger ones are rendered on a "
+        "worker, page by page (`normalization.pagesDone`, each page's `prepared`), and a batch starts as soon "
+        "as its own pages are ready. A file that turns out unreadable makes the book Failed, with `failure`. "
+        "Calling it again is harmless.",
     )
     def post(self, request: Request, project_id: str) -> Response:
         project = owned_project(request, project_id)
@@ -220,10 +223,11 @@ class BatchQuoteView(APIView):
         description="What the next batch of the ladder would cover and cost, against the wallet as it is now. "
         "The first batch is calibration (estimable false, no dollar estimate, a positive balance needed); "
         "afterwards estimatedUsd is pages x the ceiling rate of the book's price tier, the figure the gate "
-        "and the hold use. See docs/billing.md.",
+        "and the hold use. canStart is false with blockedOn language_pair_unsupported (the explanation says "
+        "which pair) when the engine cannot translate the book's languages. See docs/billing.md.",
     )
     def get(self, request: Request, project_id: str) -> Response:
-        quote = project_batch_quote(project=owned_project(request, project_id))
+        quote = project_batch_quote_read(project=owned_project(request, project_id))
         return Response(BatchQuoteSerializer(quote).data)
 
 
@@ -301,6 +305,10 @@ class PageImageView(APIView):
         project = owned_project(request, project_id)
         page = selectors.page_get(project=project, page_id=page_id)
         variant = validated_query(PageImageQuerySerializer, request.query_params)["variant"]
+        if not page.prepared:
+            raise Conflict(
+                "This page is still being rendered from the file; ask again shortly.", code="pages_not_ready"
+            )
         key = page.thumbnail_key if variant == "thumbnail" else page.image_key
         response = FileResponse(
             default_storage.open(key, "rb"),

@@ -141,18 +141,24 @@ class PageSerializer(serializers.ModelSerializer):
             "word_count",
             "attempts",
             "cost_usd",
+            "prepared",
             "image_url",
             "thumbnail_url",
         ]
+        extra_kwargs = {"prepared": {"help_text": "False while its image and text are still being made from the file."}}
 
-    def _url(self, page: Page, variant: str) -> str:
+    def _url(self, page: Page, variant: str) -> str | None:
+        if not page.prepared:
+            return None
         path = reverse("page-image", kwargs={"project_id": page.project_id, "page_id": page.pk})
         return f"{path}?variant={variant}"
 
-    def get_image_url(self, page: Page) -> str:
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_image_url(self, page: Page) -> str | None:
         return self._url(page, "full")
 
-    def get_thumbnail_url(self, page: Page) -> str:
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_thumbnail_url(self, page: Page) -> str | None:
         return self._url(page, "thumbnail")
 
 
@@ -393,6 +399,14 @@ class ProgressSerializer(serializers.Serializer):
     next_batch_size = serializers.IntegerField(allow_null=True, help_text="Null on the final rung (all remaining).")
 
 
+class IntakeSerializer(serializers.Serializer):
+    prepared_pages = serializers.IntegerField(help_text="Pages rendered and ready to translate.")
+    total_pages = serializers.IntegerField(help_text="Pages of the book.")
+
+    class Meta:
+        ref_name = "IntakeProgress"
+
+
 class StatusViewSerializer(serializers.Serializer):
     project_id = serializers.UUIDField()
     state = serializers.ChoiceField(choices=ProjectStatus.choices)
@@ -406,6 +420,11 @@ class StatusViewSerializer(serializers.Serializer):
     title = serializers.CharField()
     detail = serializers.CharField()
     progress = ProgressSerializer()
+    intake = IntakeSerializer(
+        allow_null=True,
+        help_text="While the book's pages are still being prepared (after normalize): how far it is. Batches "
+        "may run meanwhile; each starts once its own pages are ready. Null once every page is ready.",
+    )
     job_id = serializers.UUIDField(allow_null=True, help_text="The job in flight, if any.")
     timestamp = serializers.DateTimeField()
 

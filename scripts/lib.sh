@@ -73,12 +73,27 @@ pg_bindir() {
   return 1
 }
 
-# pg_ensure PORT: a PostgreSQL with trust auth for user postgres on 127.0.0.1:PORT.
+# pg_data_dir PORT: where the PostgreSQL of pg_ensure keeps its data and its log
+# (server.log). Under $VAR_DIR, except as root: the server then runs as the postgres user,
+# who may not enter the clone's folder (/root is mode 700 on Debian), so the data lives in
+# /var/lib/postgresql, one folder per port and clone (a short hash of $VAR_DIR).
+pg_data_dir() {
+  local port="$1" var_dir
+  if [ "$(id -u)" = 0 ]; then
+    var_dir="$(cd "$VAR_DIR" && pwd -P)"
+    echo "/var/lib/postgresql/booktranslate-$port-$(printf %s "$var_dir" | sha256sum | cut -c1-10)"
+  else
+    echo "$VAR_DIR/postgres-$port"
+  fi
+}
+
+# pg_ensure PORT: a PostgreSQL with trust auth for user postgres on 127.0.0.1:PORT (its
+# data and log in `pg_data_dir PORT`, its socket in /tmp).
 pg_ensure() {
   local port="$1" bindir data run
   bindir="$(pg_bindir)" || { apt_install postgresql; bindir="$(pg_bindir)"; }
   if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port"; then return 0; fi
-  data="$VAR_DIR/postgres-$port"
+  data="$(pg_data_dir "$port")"
   run=()
   if [ "$(id -u)" = 0 ]; then
     # PostgreSQL refuses to run as root: run it as the postgres system user.
@@ -88,10 +103,14 @@ pg_ensure() {
   else
     mkdir -p "$data"; chmod 700 "$data"
   fi
-  if [ ! -f "$data/PG_VERSION" ]; then
-    "${run[@]}" "$bindir/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
-  fi
-  "${run[@]}" "$bindir/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
-    -o "-p $port -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
-    start >/dev/null
+  # From the data folder: the postgres user may not be able to enter the current one.
+  (
+    cd "$data"
+    if [ ! -f PG_VERSION ]; then
+      "${run[@]}" "$bindir/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+    fi
+    "${run[@]}" "$bindir/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
+      -o "-p $port -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+      start >/dev/null
+  )
 }

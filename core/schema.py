@@ -94,8 +94,8 @@ class ProblemAutoSchema(AutoSchema):
                     ProblemSerializer, str(status), media_types=(PROBLEM_CONTENT_TYPE,), direction=direction
                 )
                 responses[str(status)]["description"] = PROBLEM_DESCRIPTIONS[status]
-        for status, response in responses.items():
-            response.setdefault("headers", {}).update(self._response_headers(status, response))
+        for code, response in responses.items():
+            response.setdefault("headers", {}).update(self._response_headers(code, response))
         return responses
 
     def _response_headers(self, status: str, response: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from projects.models import Project
 from tests.factories import ProjectFactory, pages_add
 from tests.support.problems import assert_problem
 from webhooks.services import subscription_create
@@ -17,7 +18,7 @@ BAD_VALUES = ["null", "true", "false", "", "0", "-1", "1.5", "abc", "1e3", "\u06
 @pytest.fixture
 def lists(user):
     """The address of every paginated list, each with something in it."""
-    project = ProjectFactory(owner=user)
+    project: Project = ProjectFactory.create(owner=user)
     pages_add(project, 3)
     subscription, _ = subscription_create(owner=user, url="https://hooks.example.com/receiver")
     return [

@@ -18,6 +18,7 @@ from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
 from core.storage import storage_delete_on_commit
 from projects.jobs import job_hold_resolve, job_in_flight
+from projects.languages import language_pair_check, project_pairs_check
 from projects.models import Page, Project, ProjectStatus, Upload
 from projects.sniffing import source_inspect
 from projects.uploads import upload_claim
@@ -43,11 +44,13 @@ def project_create(
     source_size_bytes: int | None = None,
 ) -> Project:
     """A new project (Created) on exactly one source; the upload is adopted in the same
-    transaction, so an upload becomes the source of one project only."""
+    transaction, so an upload becomes the source of one project only. Languages the engine
+    cannot translate are refused first (400 language_pair_unsupported), adopting nothing."""
     sources = [value for value in (upload_key, anonymous_upload_key, source_path) if value]
     if len(sources) != 1:
         raise ServiceError("Give exactly one of uploadKey, anonymousUploadKey and sourcePath.", code="source_conflict")
     target = target_language_resolve(owner=owner, requested=target_language_code)
+    language_pair_check(source_language=source_language_override or None, target_language=target)
     with transaction.atomic():
         project = Project(
             owner=owner,
@@ -115,7 +118,9 @@ def project_update(
     glossary: dict[str, str] | None = None,
 ) -> Project:
     """Rename, change the languages, or replace the glossary. The target can change only
-    before any batch ran; the glossary applies to the pages translated from then on."""
+    before any batch ran; the glossary applies to the pages translated from then on.
+    Languages the engine cannot translate (the new target from the book's or a page's
+    source override, or the new override into the target) are refused, changing nothing."""
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
         fields: list[str] = []
@@ -132,6 +137,16 @@ def project_update(
         if clear_source_language_override or source_language_override is not None:
             project.source_language_override = None if clear_source_language_override else source_language_override
             fields.append("source_language_override")
+        if "target_language_code" in fields:
+            project_pairs_check(
+                project=project,
+                target_language=project.target_language_code,
+                source_override=project.source_language_override,
+            )
+        elif "source_language_override" in fields:
+            language_pair_check(
+                source_language=project.source_language_override, target_language=project.target_language_code
+            )
         if glossary is not None:
             project.glossary = glossary
             fields.append("glossary")
@@ -198,7 +213,9 @@ def page_update(
     source_language_override: str | None = None,
     clear_source_language_override: bool = False,
 ) -> Page:
-    """Include/exclude one page, or set (or clear) its source language override."""
+    """Include/exclude one page, or set (or clear) its source language override; an
+    override the engine cannot translate into the book's target (or, cleared, the book's
+    own source language) is refused, changing nothing."""
     fields: list[str] = []
     if included is not None:
         page.included = included
@@ -221,6 +238,11 @@ def retention_expired() -> Q:
         ~Q(status=ProjectStatus.CREATED) & Q(created_at__lte=cutoff)
     )
 
+        project = page.project
+        language_pair_check(
+            source_language=page.source_language_override or project.source_language_override,
+            target_language=project.target_language_code,
+        )
 
 def retention_purge() -> int:
     """Delete every expired project with its pages and files. Returns how many."""

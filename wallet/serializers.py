@@ -167,9 +167,10 @@ class BatchQuoteSerializer(serializers.Serializer):
     unlimited = serializers.BooleanField()
     blocked_on = serializers.ChoiceField(
         source="blocked_by",
-        choices=["credit", "spending_ceiling", "nothing_pending"],
+        choices=["credit", "spending_ceiling", "nothing_pending", "language_pair_unsupported"],
         allow_null=True,
-        help_text="Why canStart is false (null when it is true).",
+        help_text="Why canStart is false (null when it is true); language_pair_unsupported: the engine cannot "
+        "translate the book's source language (or a page's) into its target (see GET /v1/languages).",
     )
     shortfall_usd = MoneyField(source="shortfall", help_text="Credit to add before the batch can start.")
 

@@ -30,6 +30,7 @@ EXPLICIT_RULES = {
     "POST /v1/auth/oauth/{provider}": PUBLIC,
     "POST /v1/auth/register": PUBLIC,
     "GET /v1/meta": PUBLIC,
+    "GET /v1/languages": PUBLIC,
     "GET /v1/model-status": PUBLIC,
     "GET /v1/problems": PUBLIC,
     "GET /v1/problems/{code}": PUBLIC,

@@ -7,6 +7,7 @@ auto top-up on its way); blocked means the caller must act (add credit, retry).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -101,7 +102,7 @@ def _paused_for_credit(project: Project, done: str) -> tuple[str | None, str | N
     )
 
 
-def _job_waits_for_pages(job_id: object) -> bool:
+def _job_waits_for_pages(job_id: uuid.UUID) -> bool:
     return Page.objects.filter(job_id=job_id, prepared=False).exists()
 
 

@@ -223,6 +223,11 @@ def page_update(
     if clear_source_language_override or source_language_override is not None:
         page.source_language_override = None if clear_source_language_override else source_language_override
         fields.append("source_language_override")
+        project = page.project
+        language_pair_check(
+            source_language=page.source_language_override or project.source_language_override,
+            target_language=project.target_language_code,
+        )
     if fields:
         page.updated_at = timezone.now()
         page.save(update_fields=[*fields, "updated_at"])
@@ -238,11 +243,6 @@ def retention_expired() -> Q:
         ~Q(status=ProjectStatus.CREATED) & Q(created_at__lte=cutoff)
     )
 
-        project = page.project
-        language_pair_check(
-            source_language=page.source_language_override or project.source_language_override,
-            target_language=project.target_language_code,
-        )
 
 def retention_purge() -> int:
     """Delete every expired project with its pages and files. Returns how many."""

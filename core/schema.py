@@ -54,13 +54,14 @@ class ProblemAutoSchema(AutoSchema):
         return statuses
 
     def _validates_query(self) -> bool:
-        """Reads its query string through a serializer (which answers 400 to a bad value)."""
+        """Reads its query string through a serializer or a paginator (either answers 400 to
+        a bad value)."""
         return self._paginated() or any(
-            not isinstance(parameter, OpenApiParameter) for parameter in super().get_override_parameters()
+            not isinstance(parameter, OpenApiParameter) for parameter in self.get_override_parameters()
         )
 
     def _paginated(self) -> bool:
-        return getattr(self.view, "pagination_class", None) is not None and self.method == "GET"
+        return any(getattr(parameter, "name", None) == "page" for parameter in self.get_override_parameters())
 
     def _handler(self) -> Any:
         return getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)

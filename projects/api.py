@@ -298,8 +298,12 @@ class PageImageView(APIView):
         operation_id="get_page_image",
         tags=["pages"],
         parameters=[PageImageQuerySerializer],
-        responses={(200, "image/png"): OpenApiResponse(response=OpenApiTypes.BINARY, description="The page image.")},
-        description="The page as rendered (variant=full) or its thumbnail (variant=thumbnail), as PNG.",
+        responses={
+            (200, "image/png"): OpenApiResponse(response=OpenApiTypes.BINARY, description="The page image."),
+            **problem_responses(409),
+        },
+        description="The page as rendered (variant=full) or its thumbnail (variant=thumbnail), as PNG; 409 "
+        "pages_not_ready while the page is still being rendered from the file.",
     )
     def get(self, request: Request, project_id: str, page_id: str) -> FileResponse:
         project = owned_project(request, project_id)

@@ -190,3 +190,18 @@ def test_the_client_generator_config_maps_every_file_media_type_to_bytes(schema)
 
     assert file_media_types == set(overrides)
     assert set(overrides.values()) == {"application/octet-stream"}
+
+
+def test_operations_that_validate_their_query_string_document_its_400(schema):
+    for path in (
+        "/v1/projects",
+        "/v1/projects/{id}/pages",
+        "/v1/projects/{id}/pages/{pageId}/image",
+        "/v1/wallet/ledger",
+        "/v1/webhooks/{id}/deliveries",
+    ):
+        operation = schema["paths"][path]["get"]
+        assert "400" in operation["responses"], path
+        page_size = [parameter for parameter in operation["parameters"] if parameter["name"] == "pageSize"]
+        assert not page_size or page_size[0]["schema"]["minimum"] == 1, path
+    assert "400" not in schema["paths"]["/v1/projects/{id}/status"]["get"]["responses"]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.exceptions import PermissionDenied
@@ -9,12 +13,14 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts import api_keys, selectors, services
 from accounts.authentication import request_user
 from accounts.models import ApiKey, User
 from accounts.permissions import JwtOnly
 from accounts.serializers import (
+    AccountDeleteInputSerializer,
     ApiKeyCreatedSerializer,
     ApiKeyCreateInputSerializer,
     ApiKeyListItemSerializer,
@@ -29,6 +35,9 @@ from accounts.serializers import (
 from core.openapi import problem_responses
 from core.serializers import validated
 from core.throttling import ClientAddressRateThrottle
+
+if TYPE_CHECKING:
+    from rest_framework.permissions import _SupportsHasPermission
 
 
 def session_response(user: User, *, status_code: int = status.HTTP_200_OK) -> Response:
@@ -95,6 +104,34 @@ class MeView(APIView):
             raise PermissionDenied("Changing the email address needs an interactive sign-in (JWT).")
         user = services.profile_update(user=request_user(request), **data)
         return Response(ProfileSerializer(user).data)
+
+    def get_permissions(self) -> Sequence[_SupportsHasPermission]:
+        if self.request.method == "DELETE":  # never with an API key
+            return [JwtOnly()]
+        return super().get_permissions()
+
+    @extend_schema(
+        operation_id="delete_me",
+        tags=["account"],
+        request=AccountDeleteInputSerializer,
+        responses={
+            204: OpenApiResponse(description="Deleted: the account cannot sign in or be used again."),
+            **problem_responses(400, 401, 403, 409),
+        },
+        description="Delete the account, with an interactive sign-in (JWT; an API key gets 403): every book "
+        "with its files, batches in flight (their holds settled for finished pages, released for the rest), API "
+        "keys, webhooks and hub connections (closed with 4410 account_deleted) end, and the JWT stops working. The "
+        "wallet's ledger is kept, anonymised, as a financial record. Proof: `password` for a password account "
+        "(400 when wrong or missing); an account without a password (an identity provider's) needs a JWT issued "
+        "within ACCOUNT_DELETE_SIGN_IN_MAX_AGE_MINUTES (403 recent_sign_in_required). 409 top_up_in_flight while "
+        "a top-up is pending. See docs/api.md, Account deletion.",
+    )
+    def delete(self, request: Request) -> Response:
+        data = validated(AccountDeleteInputSerializer, request.data)
+        token = request.auth
+        signed_in_at = datetime.fromtimestamp(token["iat"], tz=UTC) if isinstance(token, AccessToken) else None
+        services.account_delete(user=request_user(request), password=data.get("password"), signed_in_at=signed_in_at)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class PasswordView(APIView):

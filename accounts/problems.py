@@ -18,3 +18,10 @@ register(
     "Identity provider unavailable",
     "The identity provider's signing keys could not be fetched; retry later.",
 )
+register(
+    "recent_sign_in_required",
+    403,
+    "Recent sign-in required",
+    "Deleting an account without a password needs a JWT from a sign-in within the last "
+    "ACCOUNT_DELETE_SIGN_IN_MAX_AGE_MINUTES minutes: sign in again with the identity provider and retry.",
+)

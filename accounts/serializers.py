@@ -103,6 +103,15 @@ class PasswordChangeInputSerializer(serializers.Serializer):
     new_password = serializers.CharField(max_length=128, trim_whitespace=False, write_only=True)
 
 
+class AccountDeleteInputSerializer(serializers.Serializer):
+    """The proof for DELETE /v1/me: the password of a password account. An account without
+    one (an identity provider's) sends nothing and needs a recent sign-in instead."""
+
+    password = serializers.CharField(
+        max_length=128, trim_whitespace=False, write_only=True, required=False, allow_blank=True
+    )
+
+
 class PreferencesUpdateInputSerializer(serializers.Serializer):
     """Every field optional; null or omitted leaves the value unchanged."""
 

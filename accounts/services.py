@@ -1,18 +1,23 @@
-"""Every write to an account: registration, sign-in, the profile, preferences, password."""
+"""Every write to an account: registration, sign-in, the profile, preferences, password,
+deletion."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import password_validation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts.models import User, email_normalize
+from accounts.models import ApiKey, ExternalIdentity, User, email_normalize
+from accounts.signals import account_closing
 from core.errors import ServiceError, ValidationFailed
+from core.models import IdempotencyRecord
+from core.storage import storage_delete_on_commit
 
 
 class InvalidCredentials(ServiceError):
@@ -175,3 +180,52 @@ def dev_user_ensure(*, email: str, password: str, staff: bool = False) -> User:
     user.is_staff = user.is_superuser = staff or user.is_staff
     user.save()
     return user
+
+
+def _deletion_proof_check(*, user: User, password: str | None, signed_in_at: datetime | None) -> None:
+    """The password of a password account; for an account without one (an identity
+    provider's), a sign-in within ACCOUNT_DELETE_SIGN_IN_MAX_AGE_MINUTES."""
+    if user.has_usable_password():
+        if not password or not user.check_password(password):
+            raise ValidationFailed({"password": ["The password is wrong or missing."]})
+        return
+    minutes = settings.ACCOUNT_DELETE_SIGN_IN_MAX_AGE_MINUTES
+    if signed_in_at is None or timezone.now() - signed_in_at > timedelta(minutes=minutes):
+        raise ServiceError(code="recent_sign_in_required", maxAgeMinutes=minutes)
+
+
+def tombstone_email(user: User) -> str:
+    """The address a deleted account keeps: unique, unreachable (.invalid), no one's."""
+    return f"deleted-{user.pk.hex}@deleted.invalid"
+
+
+def account_delete(*, user: User, password: str | None = None, signed_in_at: datetime | None = None) -> None:
+    """Delete the account, all or nothing, after checking the proof (see
+    `_deletion_proof_check`; a wrong one changes nothing).
+
+    Every app ends what it holds for the account first (accounts.signals.account_closing:
+    books and files, batches and their holds, webhooks, hub connections; a pending top-up
+    refuses the whole deletion with 409). Then the API keys are revoked, the identity
+    provider links, idempotency records and the avatar removed, and the user row becomes
+    a tombstone: no email (a placeholder), no name, no password, inactive, so every JWT
+    stops working and the address can register again. The row itself stays because the
+    wallet's ledger, holds and top-ups, kept as financial records, point at it."""
+    _deletion_proof_check(user=user, password=password, signed_in_at=signed_in_at)
+    with transaction.atomic():
+        locked = User.objects.select_for_update().get(pk=user.pk)
+        if not locked.is_active:
+            return
+        account_closing.send(sender=User, user=locked)
+        ApiKey.objects.filter(user=locked, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        ExternalIdentity.objects.filter(user=locked).delete()
+        IdempotencyRecord.objects.filter(owner=locked).delete()
+        storage_delete_on_commit([locked.avatar_key])
+        locked.email = tombstone_email(locked)
+        locked.display_name = locked.avatar_key = locked.default_target_language = ""
+        locked.avatar_changed_at = None
+        locked.email_verified = locked.is_active = locked.is_staff = locked.is_superuser = False
+        locked.email_notifications = locked.in_app_notifications = False
+        locked.set_unusable_password()
+        locked.save()
+        locked.groups.clear()
+        locked.user_permissions.clear()

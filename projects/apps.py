@@ -9,12 +9,14 @@ class ProjectsConfig(AppConfig):
         from django.conf import settings
         from PIL import Image
 
+        from accounts.signals import account_closing
         from projects import problems  # noqa: F401  (registers the app's problem codes)
-        from projects.receivers import resume_on_credit
+        from projects.receivers import delete_on_account_closing, resume_on_credit
         from wallet.signals import credit_landed, spending_room_grew
 
         credit_landed.connect(resume_on_credit, dispatch_uid="projects.resume_on_credit")
         spending_room_grew.connect(resume_on_credit, dispatch_uid="projects.resume_on_spending_room")
+        account_closing.connect(delete_on_account_closing, dispatch_uid="projects.delete_on_account_closing")
 
         # Pillow warns past this many pixels (and we refuse on its warning); one limit for all.
         Image.MAX_IMAGE_PIXELS = settings.IMAGE_MAX_PIXELS

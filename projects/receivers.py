@@ -1,4 +1,4 @@
-"""Where projects listen to the wallet (connected in ProjectsConfig.ready)."""
+"""Where projects listen to the wallet and to accounts (connected in ProjectsConfig.ready)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import logging
 import uuid
 from typing import Any
 
+from accounts.models import User
 from projects.jobs import projects_resume_for_credit
+from projects.services import owner_projects_delete
 
 logger = logging.getLogger(__name__)
 
@@ -20,3 +22,9 @@ def resume_on_credit(sender: Any, *, user_id: uuid.UUID, **kwargs: Any) -> None:
         projects_resume_for_credit(user_id=user_id)
     except Exception:
         logger.exception("resuming the books of user %s after a credit failed", user_id)
+
+
+def delete_on_account_closing(sender: Any, *, user: User, **kwargs: Any) -> None:
+    """An account is being deleted (inside its transaction): its books go, with their
+    files and their batches' holds resolved, and its unadopted uploads."""
+    owner_projects_delete(owner=user)

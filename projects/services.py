@@ -185,6 +185,21 @@ def project_delete(*, project: Project) -> None:
         storage_delete_on_commit(keys, trees=[folder])
 
 
+def owner_projects_delete(*, owner: User) -> int:
+    """Every project of the owner deleted as `project_delete` deletes one (batches in flight
+    with their holds resolved, every file once the transaction commits), and the owner's
+    uploads not adopted by any, with their files. For the deletion of an account; returns
+    how many projects."""
+    deleted = 0
+    for project in Project.objects.filter(owner=owner).only("pk").order_by("created_at"):
+        project_delete(project=project)
+        deleted += 1
+    uploads = Upload.objects.filter(owner=owner)
+    storage_delete_on_commit(list(uploads.values_list("storage_key", flat=True)))
+    uploads.delete()
+    return deleted
+
+
 def pages_select(
     *,
     project: Project,

@@ -93,3 +93,10 @@ register(
     "No batch charge",
     "No batch charge exists for this job: there is nothing to refund.",
 )
+register(
+    "top_up_in_flight",
+    409,
+    "Top-up in flight",
+    "The account cannot be deleted while a top-up is pending: it could still credit a wallet nobody can use. "
+    "Finish or cancel the payment (or let it expire), then delete the account.",
+)

@@ -13,8 +13,21 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from core.errors import ServiceError, ValidationFailed
-from wallet.models import CREDIT_KINDS, ZERO, CauseType, EntryKind, Hold, HoldState, LedgerEntry, Wallet
+from core.errors import Conflict, ServiceError, ValidationFailed
+from wallet.models import (
+    CREDIT_KINDS,
+    ZERO,
+    CauseType,
+    EntryKind,
+    Hold,
+    HoldState,
+    LedgerEntry,
+    SavedCard,
+    TopUp,
+    TopUpStatus,
+    Wallet,
+    WalletSettings,
+)
 from wallet.signals import credit_landed, spending_room_grew
 
 QUANTUM = Decimal("0.000001")
@@ -327,3 +340,24 @@ def batch_charge_refund(*, job_id: str, amount: Decimal, reason: str, operator: 
             cause_id=job_id,
             memo=f"{reason} (by {operator.email})",
         )
+
+
+def wallet_account_close(*, user: User) -> None:
+    """For an account being deleted (inside its transaction): refused with 409
+    top_up_in_flight while one of its top-ups is pending, since a payment that lands
+    afterwards would credit a wallet nobody can use; otherwise the saved cards and every
+    billing preference (auto top-up, alerts, ceiling, the Stripe customer id) are
+    forgotten. The wallet row, its ledger, its holds and its top-ups stay, unchanged, as
+    financial records: the sums still add up."""
+    if TopUp.objects.filter(user=user, status=TopUpStatus.PENDING).exists():
+        raise Conflict(code="top_up_in_flight")
+    SavedCard.objects.filter(user=user).delete()
+    WalletSettings.objects.filter(wallet__user=user).update(
+        auto_top_up_threshold=None,
+        auto_top_up_amount=None,
+        auto_top_up_monthly_cap=None,
+        low_balance_threshold=None,
+        low_balance_alerted_at=None,
+        monthly_spending_ceiling=None,
+        stripe_customer_id="",
+    )

@@ -126,6 +126,11 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
         self.recent_event_ids.append(event["id"])
         await self.send_json(event)
 
+    async def hub_close(self, message: dict[str, Any]) -> None:
+        """The account's access ended (webhooks.hub.hub_owner_disconnect): close with the
+        code and reason given."""
+        await self.close(code=message["code"], reason=message["reason"])
+
     async def _subscribe(self, project_id: object) -> None:
         assert self.identity is not None
         if not isinstance(project_id, str):

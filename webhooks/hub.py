@@ -23,8 +23,12 @@ from webhooks.events import Event
 
 logger = logging.getLogger(__name__)
 
-# The channel-layer message type; Channels dispatches it to HubConsumer.hub_event.
+# The channel-layer message types; Channels dispatches them to HubConsumer.hub_event and
+# HubConsumer.hub_close.
 HUB_EVENT = "hub.event"
+HUB_CLOSE = "hub.close"
+# The close code of the connections of an account that was deleted (docs/hub.md).
+CLOSE_ACCOUNT_DELETED = 4410
 # A broadcast waits at most this long for the channel layer (a Redis that stopped
 # answering must not hold up the request or task that published the event).
 SEND_TIMEOUT_SECONDS = 3.0
@@ -51,21 +55,36 @@ def hub_broadcast(event: Event) -> None:
     subscribers. Never raises: a hub that cannot be reached is logged, and the caller
     (the bus, after the commit) carries on. With nobody listening it costs the channel
     layer's look-up of empty groups."""
+    groups = [owner_group(event.owner_id)]
+    if event.project_id is not None:
+        groups.append(project_group(event.project_id))
+    if not _layer_send(groups, {"type": HUB_EVENT, "event": hub_message(event)}):
+        logger.error("event %s (%s) could not be sent to the hub", event.id, event.type)
+
+
+def hub_owner_disconnect(*, owner_id: uuid.UUID | str, code: int, reason: str) -> None:
+    """Closes every hub connection of the account with this close code and reason (call
+    it once the change that ends the account's access has committed). Never raises."""
+    if not _layer_send([owner_group(owner_id)], {"type": HUB_CLOSE, "code": code, "reason": reason}):
+        logger.error("the hub connections of %s could not be told to close (%s)", owner_id, reason)
+
+
+def _layer_send(groups: list[str], message: dict[str, Any]) -> bool:
+    """Sends the message to the groups through the channel layer; False (logged) when
+    the layer could not be reached in SEND_TIMEOUT_SECONDS."""
     try:
         layer = get_channel_layer()
         if layer is None:
-            return
-        groups = [owner_group(event.owner_id)]
-        if event.project_id is not None:
-            groups.append(project_group(event.project_id))
-        message = {"type": HUB_EVENT, "event": hub_message(event)}
+            return True
         if isinstance(layer, InMemoryChannelLayer):  # its queues belong to the caller's loop
             async_to_sync(_groups_send)(layer, groups, message)
         else:
             sending = asyncio.run_coroutine_threadsafe(_groups_send(layer, groups, message), _sending_loop())
             sending.result(timeout=SEND_TIMEOUT_SECONDS + 1)
     except Exception:
-        logger.exception("event %s (%s) could not be sent to the hub", event.id, event.type)
+        logger.exception("the channel layer could not be reached")
+        return False
+    return True
 
 
 _loop_lock = threading.Lock()

@@ -100,6 +100,12 @@ def subscription_delete(*, subscription: WebhookSubscription) -> None:
     subscription.delete()
 
 
+def owner_subscriptions_delete(*, owner: User) -> int:
+    """Deletes every subscription of the owner, as `subscription_delete` does; how many."""
+    deleted, _ = WebhookSubscription.objects.filter(owner=owner).delete()
+    return deleted
+
+
 def subscription_disable(*, subscription: WebhookSubscription, reason: str, notify_owner: bool) -> WebhookSubscription:
     """Disables the subscription (nothing happens if it already is) and fails its pending
     deliveries; with notify_owner, the owner is emailed once this commits. Locks the

@@ -39,6 +39,7 @@ EXPLICIT_RULES = {
     "POST /v1/projects/{project_id}/pages/{page_id}/approve": APPROVE,
     "POST /v1/projects/{project_id}/pages/{page_id}/reject": APPROVE,
     "POST /v1/me/password": JWT_ONLY,
+    "DELETE /v1/me": JWT_ONLY,
     "POST /v1/jobs/{job_id}/move": STAFF,
 }
 # Everything else follows the contract's read/write split: GET reads, any other method writes.

@@ -7,7 +7,9 @@ register(
     400,
     "Language pair not supported",
     "The configured translation engine cannot translate from this source language into this target "
-    "language; `supportedPairs` lists the pairs it can (source null: any). Nothing was held or charged.",
+    "language; `supportedPairs` lists the pairs it can (source null: any), as GET /v1/languages does. "
+    "Checked at project create, at PATCH of a project or page, and before any batch is held; nothing "
+    "changed, nothing was held or charged.",
 )
 register(
     "engine_unavailable",

@@ -28,7 +28,9 @@ class LanguageSerializer(serializers.Serializer):
 
 
 class LanguagePairsSerializer(serializers.Serializer):
-    source = serializers.CharField(
+    # Named as in language_pair_unsupported's supportedPairs. The metaclass takes declared
+    # fields off the class, so Field.source is not shadowed at run time; only mypy sees it.
+    source = serializers.CharField(  # type: ignore[assignment]
         allow_null=True,
         help_text="ISO 639-1 code of the source language; null: any source language (the engine reads "
         "whatever it is given).",

@@ -26,6 +26,7 @@ from core.pagination import StrictPageNumberPagination
 from core.serializers import UploadLimitsSerializer, validated, validated_query
 from core.throttling import ClientAddressRateThrottle
 from projects import selectors, services, uploads
+from projects.billing import upload_book_cost
 from projects.languages import project_batch_quote_read
 from projects.models import Project
 from projects.normalize import project_normalize
@@ -97,7 +98,9 @@ class AnonymousEstimateView(APIView):
         auth=[],
         request={"multipart/form-data": UploadInputSerializer},
         responses={200: AnonymousEstimateSerializer, **problem_responses(413)},
-        description=UPLOAD_DESCRIPTION + " No OCR and no charge. The file is kept for "
+        description=UPLOAD_DESCRIPTION + " No charge. Pages without a text layer have their words estimated "
+        "from a few sample pages read with Tesseract, within WORD_ESTIMATE_BUDGET_SECONDS (no OCR of the book). "
+        "bookCost says what the whole book would cost: about expectedUsd, at most maxUsd. The file is kept for "
         "ANONYMOUS_UPLOAD_HOURS (24 h) so that a signed-in user can adopt it with anonymousUploadKey.",
     )
     def post(self, request: Request) -> Response:
@@ -106,6 +109,7 @@ class AnonymousEstimateView(APIView):
             **UploadResultSerializer.from_upload(record),
             "has_text_layer": record.has_text_layer,
             "anonymous_upload_key": raw_key,
+            "book_cost": upload_book_cost(upload=record),
         }
         return Response(AnonymousEstimateSerializer(body).data)
 
@@ -224,7 +228,8 @@ class BatchQuoteView(APIView):
         "The first batch is calibration (estimable false, no dollar estimate, a positive balance needed); "
         "afterwards estimatedUsd is pages x the ceiling rate of the book's price tier, the figure the gate "
         "and the hold use. canStart is false with blockedOn language_pair_unsupported (the explanation says "
-        "which pair) when the engine cannot translate the book's languages. See docs/billing.md.",
+        "which pair) when the engine cannot translate the book's languages. bookCost prices the whole book "
+        "(about expectedUsd, at most maxUsd). See docs/billing.md.",
     )
     def get(self, request: Request, project_id: str) -> Response:
         quote = project_batch_quote_read(project=owned_project(request, project_id))

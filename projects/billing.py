@@ -2,17 +2,25 @@
 
 The ladder is BATCH_LADDER (1, 5, 25, 100) read at the book's approval count, then every
 remaining included page. The first batch of a book is its calibration; afterwards the
-pages already measured give the book's cost per page.
+pages already measured give the book's cost per page. Before that, a book's cost per page
+is predicted from its words per page (the upload's word estimate) at the engine's rates,
+so that the whole book's cost (`BookCost`) can be shown before anyone signs up.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+from decimal import ROUND_UP, Decimal
+
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from core.money import exact_sum
-from projects.models import Page, PageStatus, Project
-from wallet.pricing import BatchQuote, batch_gate, batch_quote
+from projects.models import Page, PageStatus, Project, Upload
+from translation.engines import cost_usd
+from translation.engines.base import TOKENS_PER_WORD
+from wallet.pricing import BatchQuote, BookCost, batch_gate, batch_quote, book_cost
 
 
 def ladder_rung_size(*, approval_count: int) -> int | None:
@@ -45,12 +53,75 @@ def project_batch_quote(*, project: Project, page_count: int | None = None) -> B
     if project.owner is None:
         raise ValueError("a project without an owner has no wallet to quote against")
     measured = project.pages.filter(cost_usd__isnull=False)
-    return batch_quote(
+    quote = batch_quote(
         owner=project.owner,
         page_count=next_batch_pages(project=project).count() if page_count is None else page_count,
         measured_pages=measured.count(),
         measured_cost=exact_sum(measured, "cost_usd"),
         target_language=project.target_language_code,
+    )
+    return replace(quote, book_cost=project_book_cost(project=project))
+
+
+def page_cost_predict(*, words_per_page: float) -> Decimal:
+    """What the engine is expected to measure for a page of this many words: the page's
+    text and the previous page's (context) in, its translation out, at the engine's rates
+    per token (TOKENS_PER_WORD tokens a word)."""
+    tokens = math.ceil(words_per_page * TOKENS_PER_WORD)
+    return cost_usd(prompt_tokens=2 * tokens, completion_tokens=tokens)
+
+
+def upload_book_cost(*, upload: Upload) -> BookCost:
+    """The whole book's cost, from an upload alone (the anonymous estimate's)."""
+    words_per_page = upload.word_estimate / upload.page_count if upload.page_count else 0
+    return book_cost(
+        page_count=upload.page_count, cost_per_page=page_cost_predict(words_per_page=words_per_page), measured=False
+    )
+
+
+def project_book_cost(*, project: Project) -> BookCost:
+    """The whole book's cost: its included pages (and any already charged) at the measured
+    cost per page once a page is measured, else at the cost predicted from its upload's
+    word estimate; the source's page count stands in before normalize made pages. Uses
+    `pages_loaded` when the caller loaded the pages (selectors.project_with_pages)."""
+    pages: list[Page] | None = getattr(project, "pages_loaded", None)
+    if pages is not None:
+        costs = [page.cost_usd for page in pages if page.cost_usd is not None]
+        page_count = sum(1 for page in pages if page.included or page.cost_usd is not None)
+        measured_pages, measured_cost, has_pages = len(costs), sum(costs, Decimal(0)), bool(pages)
+    else:
+        measured = project.pages.filter(cost_usd__isnull=False)
+        measured_pages, measured_cost = measured.count(), exact_sum(measured, "cost_usd")
+        page_count = _book_pages(project).count()
+        has_pages = page_count > 0 or project.pages.exists()
+    return _project_book_cost(
+        project=project,
+        page_count=page_count if has_pages else project.source_page_count,
+        measured_pages=measured_pages,
+        measured_cost=measured_cost,
+    )
+
+
+def _book_pages(project: Project) -> QuerySet[Page]:
+    """The pages a book's cost covers: those included, and those already charged."""
+    return project.pages.filter(Q(included=True) | Q(cost_usd__isnull=False))
+
+
+def _project_book_cost(*, project: Project, page_count: int, measured_pages: int, measured_cost: Decimal) -> BookCost:
+    if measured_pages:
+        cost_per_page = (measured_cost / measured_pages).quantize(Decimal("0.000001"), rounding=ROUND_UP)
+        return book_cost(page_count=page_count, cost_per_page=cost_per_page, measured=True)
+    upload = (
+        Upload.objects.filter(storage_key=project.source_object_key).only("word_estimate", "page_count").first()
+        if project.source_object_key
+        else None
+    )
+    if upload is not None and upload.page_count:
+        words_per_page = upload.word_estimate / upload.page_count
+    else:
+        words_per_page = settings.WORDS_PER_PAGE_ESTIMATE
+    return book_cost(
+        page_count=page_count, cost_per_page=page_cost_predict(words_per_page=words_per_page), measured=False
     )
 
 

@@ -16,8 +16,10 @@ finishes, then settlement and the ladder's next step.
   book shows Calibrating or Processing again once a worker has it. Run inline
   (process-next-batch), the batch ends instead: its finished pages charged, the rest
   released, the caller answered 503 engine_unavailable.
-- Settlement: charge = min(sum of the measured costs of the batch's Approved pages, hold),
-  exactly once (the wallet's hold resolves once).
+- Settlement: charge = min(sum of the measured costs of the batch's Approved pages, the
+  hold pro rata of the pages Approved), exactly once (the wallet's hold resolves once): a
+  page is never charged more than the rate its hold was placed at, which is what makes a
+  book's never-exceed cost (`wallet.pricing.book_cost`) a bound.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from translation.engines import (
     model_status_forget,
 )
 from wallet.models import CauseType, Hold
+from wallet.pricing import batch_charge_cap
 from wallet.services import hold_settle
 
 logger = logging.getLogger(__name__)
@@ -344,7 +347,13 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
         outcome.failed = [page for page in batch_pages if page.status == PageStatus.FAILED]
         outcome.measured_usd = exact_sum(locked.pages.filter(status=PageStatus.APPROVED), "cost_usd")
         hold = Hold.objects.get(cause_type=CauseType.JOB, cause_id=str(locked.pk))
-        hold_settle(hold=hold, amount=outcome.measured_usd, memo=outcome.reason)
+        charge = batch_charge_cap(
+            measured=outcome.measured_usd,
+            hold=hold.amount,
+            batch_pages=locked.page_count,
+            translated_pages=len(outcome.processed),
+        )
+        hold_settle(hold=hold, amount=charge, memo=outcome.reason)
         locked.charged_usd = hold.settled_amount
         locked.finished_at = locked.status_changed_at = now
         if stopped:

@@ -10,8 +10,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.serializers import Int64Field, MoneyField
+from projects.billing import project_book_cost
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, SourceKind, Upload
 from translation.engines import ModelState
+from wallet.pricing import BookCost
+from wallet.serializers import BookCostSerializer
 
 LANGUAGE_CHOICES = settings.TARGET_LANGUAGES
 
@@ -49,7 +52,12 @@ class UploadResultSerializer(serializers.Serializer):
 class AnonymousEstimateSerializer(serializers.Serializer):
     page_count = serializers.IntegerField(help_text="Pages the book will have.")
     word_estimate = serializers.IntegerField(
-        help_text="Words of the PDF text layer where there is one, else pages x a words-per-page estimate."
+        help_text="Words of the PDF text layer where there is one; else estimated from a few sample pages read "
+        "with Tesseract (within WORD_ESTIMATE_BUDGET_SECONDS), or pages x a words-per-page constant when none "
+        "could be read."
+    )
+    book_cost = BookCostSerializer(
+        help_text="The whole book's cost before signing up: about expectedUsd, at most maxUsd (an estimate)."
     )
     has_text_layer = serializers.BooleanField()
     anonymous_upload_key = serializers.CharField(
@@ -224,9 +232,16 @@ class ProjectSerializer(ProjectSummarySerializer):
     pages = serializers.SerializerMethodField()
     current_batch_page_ids = serializers.SerializerMethodField()
     glossary = serializers.SerializerMethodField()
+    book_cost = serializers.SerializerMethodField()
 
     class Meta(ProjectSummarySerializer.Meta):
-        fields = [*ProjectSummarySerializer.Meta.fields, "pages", "current_batch_page_ids", "glossary"]
+        fields = [*ProjectSummarySerializer.Meta.fields, "pages", "current_batch_page_ids", "glossary", "book_cost"]
+
+    @extend_schema_field(BookCostSerializer)
+    def get_book_cost(self, project: Project) -> Any:
+        """About and at most what the whole book costs; an estimate until a page is measured."""
+        cost: BookCost = project_book_cost(project=project)
+        return BookCostSerializer(cost).data
 
     @extend_schema_field(GlossaryEntrySerializer(many=True))
     def get_glossary(self, project: Project) -> list[dict[str, str]]:

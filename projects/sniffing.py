@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import io
 import logging
 import os
 import re
@@ -43,6 +44,7 @@ from core.errors import ServiceError
 from core.uploads import extension_of
 from projects.models import SourceKind
 from projects.sources import SourceInspection
+from projects.word_estimate import PageRender, WordEstimate, image_png, image_words_estimate, pdf_page_render
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +109,49 @@ def source_inspect(*, path: Path, file_name: str) -> SourceInspection:
         pages = _image_check(path, label="The image", decode=True)
         return _pages_only(SourceKind.IMAGE, pages)
     return _zip_inspect(path)
+
+
+def source_words_estimate(*, path: Path, inspection: SourceInspection) -> WordEstimate:
+    """The book's words: its text layer's where it has one, else estimated from a few of its
+    pages read with Tesseract within WORD_ESTIMATE_BUDGET_SECONDS (see word_estimate.py).
+
+    `inspection` is what source_inspect said of this same path; never raises for a page it
+    cannot read (the words-per-page constant stands in)."""
+    if inspection.has_text_layer:
+        return WordEstimate(words=inspection.word_estimate, sampled_pages=0)
+    if inspection.kind == SourceKind.PDF:
+        render = pdf_page_render(os.fspath(path.absolute()))
+    elif inspection.kind == SourceKind.IMAGE:
+        render = _frame_render(path)
+    elif inspection.kind == SourceKind.ZIP:
+        render = _zip_entry_render(path, inspection.entries)
+    else:
+        render = _folder_entry_render(path, inspection.entries)
+    return image_words_estimate(page_count=inspection.page_count, render=render)
+
+
+def _frame_render(path: Path) -> PageRender:
+    def render(index: int, timeout: float) -> bytes:
+        with Image.open(path, formats=_PILLOW_FORMATS) as image:
+            image.seek(index)
+            return image_png(image)
+
+    return render
+
+
+def _zip_entry_render(path: Path, entries: tuple[str, ...]) -> PageRender:
+    def render(index: int, timeout: float) -> bytes:
+        # The entry passed the zip's checks (sizes, ratio, pixels) in source_inspect.
+        with zipfile.ZipFile(path) as archive, archive.open(entries[index]) as entry:
+            data = entry.read()
+        with Image.open(io.BytesIO(data), formats=_PILLOW_FORMATS) as image:
+            return image_png(image)
+
+    return render
+
+
+def _folder_entry_render(path: Path, entries: tuple[str, ...]) -> PageRender:
+    return lambda index, timeout: _frame_render(path / entries[index])(0, timeout)
 
 
 def natural_key(name: str) -> NaturalKey:

@@ -1,7 +1,8 @@
 """Receiving files: checked, stored through django-storages, and adopted by a project.
 
-An upload is inspected (`sniffing.source_inspect`: magic bytes, then the real parser)
-before anything is stored, and streamed to storage from the request's temporary file: a
+An upload is inspected (`sniffing.source_inspect`: magic bytes, then the real parser) and
+its words estimated (the text layer, else a few pages read with Tesseract) before anything
+is stored, and streamed to storage from the request's temporary file: a
 500 MiB book is never held in memory. The client gets an opaque key; only its SHA-256 is
 kept, so a leaked database row cannot be used to adopt someone's upload.
 """
@@ -32,7 +33,7 @@ from core.errors import ServiceError
 from core.storage import storage_delete_on_commit, storage_delete_quietly
 from core.uploads import UploadLimits, extension_of
 from projects.models import Upload
-from projects.sniffing import source_inspect
+from projects.sniffing import source_inspect, source_words_estimate
 
 OWNER_KEY_PREFIX = "upl_"
 ANONYMOUS_KEY_PREFIX = "anon_"
@@ -110,6 +111,7 @@ def upload_receive(*, owner: User | None, upload: UploadedFile) -> tuple[Upload,
     file_name = file_name_sanitize(upload.name or "upload")
     with _local_path(upload) as path:
         inspection = source_inspect(path=path, file_name=file_name)
+        words = source_words_estimate(path=path, inspection=inspection)
         raw_key = (ANONYMOUS_KEY_PREFIX if owner is None else OWNER_KEY_PREFIX) + secrets.token_urlsafe(24)
         folder = f"uploads/{owner.pk if owner else 'anonymous'}/{secrets.token_hex(8)}"
         size_bytes = path.stat().st_size
@@ -126,7 +128,7 @@ def upload_receive(*, owner: User | None, upload: UploadedFile) -> tuple[Upload,
             size_bytes=size_bytes,
             kind=inspection.kind,
             page_count=inspection.page_count,
-            word_estimate=inspection.word_estimate,
+            word_estimate=words.words,
             has_text_layer=inspection.has_text_layer,
             created_at=now,
             expires_at=now + timedelta(hours=hours),

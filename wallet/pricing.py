@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from decimal import ROUND_UP, Decimal, InvalidOperation
+from decimal import ROUND_DOWN, ROUND_UP, Decimal, InvalidOperation
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -93,6 +93,65 @@ def _money(value: Decimal) -> Decimal:
 
 
 @dataclass(frozen=True)
+class BookCost:
+    """What a whole book will cost: about `expected`, never more than `maximum`.
+
+    expected: pages x the expected rate of the price tier the book's cost per page falls in
+    (measured once a page is; before that, predicted from its words per page).
+    maximum: the most billing can ever charge for these pages (see `book_cost`); None with
+    no price table, where nothing bounds a page's charge in advance.
+    """
+
+    expected: Decimal
+    maximum: Decimal | None
+    estimated: bool  # true until a page of the book has been measured (calibration)
+    basis: str  # "price_table" (predicted cost per page) or "measured"
+    currency: str = "USD"
+
+
+def top_ceiling_rate() -> Decimal | None:
+    """The highest ceiling rate of the price table: no page is ever charged more (None
+    without a table)."""
+    tiers = price_tiers()
+    return max(tier.ceiling for tier in tiers) if tiers else None
+
+
+def book_cost(*, page_count: int, cost_per_page: Decimal, measured: bool) -> BookCost:
+    """The cost of a book of `page_count` pages whose cost per page is `cost_per_page`
+    (`measured`, or predicted before calibration).
+
+    The maximum is a bound billing keeps whatever the pages turn out to cost: a batch is
+    charged at most its hold pro rata of the pages it translated (projects/runner.py), a
+    hold is at most its pages x a tier's ceiling rate, except the calibration batch's, at
+    most CALIBRATION_HOLD_USD, and once a page is measured the book never calibrates
+    again; a page is charged once, when it is translated. Hence at most
+    CALIBRATION_HOLD_USD + (pages - 1) x the top ceiling rate.
+    """
+    found = tier_for(cost_per_page)
+    expected_rate = found[1].expected if found else cost_per_page
+    top = top_ceiling_rate()
+    maximum = None
+    if top is not None:
+        calibration = Decimal(settings.CALIBRATION_HOLD_USD)
+        maximum = _money(calibration + max(page_count - 1, 0) * top) if page_count else ZERO
+    expected = _money(page_count * expected_rate)
+    return BookCost(
+        expected=expected if maximum is None else min(expected, maximum),
+        maximum=maximum,
+        estimated=not measured,
+        basis="measured" if measured else "price_table",
+    )
+
+
+def batch_charge_cap(*, measured: Decimal, hold: Decimal, batch_pages: int, translated_pages: int) -> Decimal:
+    """What a batch may be charged: its measured cost, at most its hold pro rata of the pages
+    it translated (so the pages that failed or were never run leave their share of the hold
+    unused, and no page is charged more than the rate its hold was placed at)."""
+    share = (hold * translated_pages / max(batch_pages, 1)).quantize(QUANTUM, rounding=ROUND_DOWN)
+    return min(measured, share)
+
+
+@dataclass(frozen=True)
 class BatchQuote:
     """The contract's Batch quote, plus what the gate needs (hold, blocked_by, shortfall)."""
 
@@ -112,6 +171,7 @@ class BatchQuote:
     shortfall: Decimal = ZERO
     ceiling: Decimal | None = None
     spent_this_month: Decimal = ZERO
+    book_cost: BookCost | None = None  # the whole book's, where the caller knows the book
 
 
 def batch_quote(

@@ -142,6 +142,33 @@ class SpendingCeilingInputSerializer(serializers.Serializer):
         return value
 
 
+class BookCostSerializer(serializers.Serializer):
+    """A whole book's price before commitment: "about expectedUsd, at most maxUsd"."""
+
+    expected_usd = MoneyField(
+        source="expected",
+        help_text="About-cost of the whole book: its pages x the expected rate of the price tier its cost per page "
+        "falls in (predicted from its words per page until a page is measured).",
+    )
+    max_usd = MoneyField(
+        source="maximum",
+        allow_null=True,
+        help_text="Never-exceed cost of the whole book: billing cannot charge more for these pages "
+        "(CALIBRATION_HOLD_USD + (pages - 1) x the top ceiling rate; see docs/billing.md). "
+        "Null when no price table is configured.",
+    )
+    currency = serializers.ChoiceField(choices=["USD"])
+    estimated = serializers.BooleanField(help_text="True until a page of the book has been measured (calibrated).")
+    basis = serializers.ChoiceField(
+        choices=["price_table", "measured"],
+        help_text="price_table: the cost per page is predicted from the word estimate; measured: from the book's "
+        "measured pages.",
+    )
+
+    class Meta:
+        ref_name = "BookCost"
+
+
 class BatchQuoteSerializer(serializers.Serializer):
     can_start = serializers.BooleanField(
         help_text="Always true when unlimited; otherwise needs a positive spendable balance and, once estimable, "
@@ -173,6 +200,7 @@ class BatchQuoteSerializer(serializers.Serializer):
         "translate the book's source language (or a page's) into its target (see GET /v1/languages).",
     )
     shortfall_usd = MoneyField(source="shortfall", help_text="Credit to add before the batch can start.")
+    book_cost = BookCostSerializer(help_text="The whole book's cost: about expectedUsd, at most maxUsd.")
 
     class Meta:
         ref_name = "BatchQuote"

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.django_db
 
 QUOTE_FIELDS = {
     "canStart",
+    "bookCost",
     "balanceUsd",
     "spendableUsd",
     "estimatedUsd",

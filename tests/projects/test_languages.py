@@ -156,6 +156,23 @@ def test_pages_found_in_a_language_the_engine_cannot_translate_end_the_book_sayi
     assert "1 page is in French" in status["detail"]
 
 
+def test_a_book_whose_engine_lost_its_pair_mid_way_fails_saying_so_and_asks_for_nothing(user, auth_client, settings):
+    project = ProjectFactory(owner=user, target_language_code="fr")
+    pages_add(project, 3, text_layer=ENGLISH, has_text_layer=True)
+    credit(user, "5")
+    assert auth_client.post(f"/v1/projects/{project.pk}/process").status_code == 202
+    settings.ECHO_ENGINE_PAIRS = ["en-es", "es-en"]  # reconfigured while the first batch waited
+
+    run_worker()
+    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+
+    assert status["state"] == ProjectStatus.FAILED
+    assert "cannot translate" in status["detail"]
+    assert (status["blockedOn"], status["nextAction"]) == (None, None)
+    assert project.pages.get(index=1).failure_reason.startswith("The echo engine cannot translate en -> fr")
+    assert Job.objects.count() == 1  # the ladder queued nothing after it
+
+
 @pytest.mark.skipif(
     shutil.which("tesseract") is None or shutil.which("apertium") is None,
     reason="tesseract and apertium are not installed (make test installs them)",

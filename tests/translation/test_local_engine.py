@@ -10,11 +10,12 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from translation.engines import (
-    EngineError,
     EngineUnavailable,
+    PageLanguageUnsupported,
     UnsupportedLanguagePair,
     completeness_problem,
     engine_get,
+    language_failure_parse,
 )
 from translation.engines.local import apertium_pairs
 
@@ -122,11 +123,24 @@ def test_installed_pairs_are_supported_and_others_refused_with_the_list(local):
 def test_a_page_detected_in_a_language_without_a_pair_fails_for_good(local, make_page):
     page = make_page(text="Das Haus ist rot und der Hund ist groß, aber die Katze ist klein.", target_language="es")
 
-    with pytest.raises(EngineError) as error:
+    with pytest.raises(PageLanguageUnsupported) as error:
         engine_get().translate(page)
 
     assert error.value.retryable is False
-    assert "de" in str(error.value)
+    assert str(error.value).startswith("The local engine cannot translate de -> es (German into Spanish)")
+    assert language_failure_parse(str(error.value)) == ("de", "es")
+
+
+@needs_tools
+def test_capabilities_are_the_installed_pairs_and_traineddata_as_iso_639_1(local):
+    capabilities = engine_get().capabilities()
+
+    assert "es" in capabilities.pairs["en"]
+    assert "en" in capabilities.pairs["es"]
+    assert "en" in capabilities.ocr_languages
+    assert capabilities.translates(source_language=None, target_language="es")
+    assert capabilities.translates(source_language="ja", target_language="ja")  # passes through
+    assert not capabilities.translates(source_language="en", target_language="ja")
 
 
 @needs_tools

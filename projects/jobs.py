@@ -35,7 +35,7 @@ from projects.events import job_finished_publish, status_changed_publish
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, QueueTicket
 from wallet.alerts import auto_top_up_for_paused_book
 from wallet.models import CauseType, Hold
-from wallet.pricing import BatchQuote, SpendingCeilingReached, batch_gate
+from wallet.pricing import BatchQuote, SpendingCeilingReached, batch_charge_cap, batch_gate
 from wallet.services import InsufficientCredit, hold_place, hold_release, hold_settle, wallet_lock
 
 logger = logging.getLogger(__name__)
@@ -372,14 +372,21 @@ def jobs_queued_redispatch(*, waited_seconds: int | None = None) -> int:
 def job_hold_resolve(*, job: Job, memo: str = "") -> Decimal:
     """Ends the hold of a batch that stops early: the job's Approved pages are charged
     (their measured cost, at most the hold) and the rest released; a batch with no
-    finished page is only released. Exactly once (the wallet resolves a hold once); `memo`
+    finished page is only released; the charge is capped like a finished batch's
+    (batch_charge_cap). Exactly once (the wallet resolves a hold once); `memo`
     goes on the ledger entries. Returns the amount charged."""
     hold = Hold.objects.filter(cause_type=CauseType.JOB, cause_id=str(job.pk)).first()
     if hold is None:
         return Decimal(0)
     approved = job.pages.filter(status=PageStatus.APPROVED)
     if approved.exists():
-        hold_settle(hold=hold, amount=exact_sum(approved, "cost_usd"), memo=memo)
+        charge = batch_charge_cap(
+            measured=exact_sum(approved, "cost_usd"),
+            hold=hold.amount,
+            batch_pages=job.page_count,
+            translated_pages=approved.count(),
+        )
+        hold_settle(hold=hold, amount=charge, memo=memo)
     else:
         hold_release(hold=hold, memo=memo)
     return hold.settled_amount or Decimal(0)

@@ -32,6 +32,7 @@ from core.errors import Conflict, ServiceError, ValidationFailed
 from core.money import exact_sum
 from projects.billing import next_batch_pages, project_batch_quote, project_next_work_quote, retryable_pages
 from projects.events import job_finished_publish, status_changed_publish
+from projects.languages import project_pairs_check
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, QueueTicket
 from wallet.alerts import auto_top_up_for_paused_book
 from wallet.models import CauseType, Hold
@@ -72,12 +73,12 @@ def project_status_set(project: Project, status: str) -> None:
 
 def _engine_check(project: Project, pages: list[Page]) -> None:
     """Refuses (before any hold) a language pair the engine cannot translate."""
-    from translation.engines import engine_get
-
-    engine = engine_get()
-    languages = {page.source_language_override or project.source_language_override for page in pages}
-    for source in languages:
-        engine.check_supported(source_language=source, target_language=project.target_language_code)
+    project_pairs_check(
+        project=project,
+        target_language=project.target_language_code,
+        source_override=project.source_language_override,
+        pages=pages,
+    )
 
 
 def _job_enqueue(*, project: Project, kind: str, quote: BatchQuote, pages: list[Page], inline: bool = False) -> Job:

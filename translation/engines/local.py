@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -193,7 +194,11 @@ class LocalEngine:
             )
         wanted = ISO_639_3.get(language or "")
         languages = wanted if wanted in installed else "+".join(installed)
-        return self._run([tesseract, "stdin", "stdout", "-l", languages], stdin=image).strip()
+        # One OpenMP thread: pages are read ENGINE_CONCURRENCY at a time already, and OpenMP's
+        # spinning threads make each Tesseract several times slower on a busy machine.
+        return self._run(
+            [tesseract, "stdin", "stdout", "-l", languages], stdin=image, env={**os.environ, "OMP_THREAD_LIMIT": "1"}
+        ).strip()
 
     def _apertium(self, mode: str, text: str, glossary: Mapping[str, str]) -> str:
         apertium = self._tool(self.apertium_command)
@@ -205,10 +210,12 @@ class LocalEngine:
             translated = translated.replace(placeholder, replacement)
         return translated.strip()
 
-    def _run(self, command: list[str], *, stdin: bytes, check: bool = True) -> str:
+    def _run(
+        self, command: list[str], *, stdin: bytes, check: bool = True, env: Mapping[str, str] | None = None
+    ) -> str:
         try:
             completed = subprocess.run(  # noqa: S603  (a fixed program and arguments)
-                command, input=stdin, capture_output=True, timeout=self.timeout_seconds, check=False
+                command, input=stdin, capture_output=True, timeout=self.timeout_seconds, check=False, env=env
             )
         except subprocess.TimeoutExpired as error:
             raise EngineError(f"{command[0]} took longer than {self.timeout_seconds} seconds.") from error

@@ -36,17 +36,17 @@ EXPLICIT_RULES = {
     "GET /v1/problems/{code}": PUBLIC,
     "POST /v1/payments/btcpay/webhook": PUBLIC,
     "POST /v1/payments/stripe/webhook": PUBLIC,
-    "POST /v1/projects/{project_id}/pages/{page_id}/approve": APPROVE,
-    "POST /v1/projects/{project_id}/pages/{page_id}/reject": APPROVE,
+    "POST /v1/projects/{id}/pages/{pageId}/approve": APPROVE,
+    "POST /v1/projects/{id}/pages/{pageId}/reject": APPROVE,
     "POST /v1/me/password": JWT_ONLY,
     "DELETE /v1/me": JWT_ONLY,
-    "POST /v1/jobs/{job_id}/move": STAFF,
+    "POST /v1/jobs/{jobId}/move": STAFF,
 }
 # Everything else follows the contract's read/write split: GET reads, any other method writes.
 SAFE = {"GET", "HEAD", "OPTIONS"}
 
 # Path parameters that name something of the owner's: another owner must get 404 there.
-OWNED_PARAMETERS = {"project_id", "page_id", "job_id", "name", "id", "delivery_id", "card_id", "reference"}
+OWNED_PARAMETERS = {"id", "pageId", "jobId", "name", "deliveryId", "cardId", "reference"}
 
 # The codes of a refusal by the permission layer (a key without the scope, a key where only a
 # sign-in will do, someone not staff).

@@ -102,6 +102,10 @@ def _paused_for_credit(project: Project, done: str) -> tuple[str | None, str | N
     )
 
 
+def _pages(count: int) -> str:
+    return "1 page" if count == 1 else f"{count} pages"
+
+
 def _job_waits_for_pages(job_id: uuid.UUID) -> bool:
     return Page.objects.filter(job_id=job_id, prepared=False).exists()
 
@@ -148,13 +152,13 @@ def status_view_for(*, project: Project) -> StatusView:
         if job is not None and job.status == JobStatus.QUEUED:
             waiting_on = {"starting": "gpu_warmup", "throttled": "gpu_capacity"}.get(gpu, "queue")
             title = "Queued" if waiting_on == "queue" else "Waiting for the translation engine"
-            detail = f"The next batch of {job.page_count} pages waits its turn; {done}."
+            detail = f"The next batch of {_pages(job.page_count)} waits its turn; {done}."
             if intake is not None and _job_waits_for_pages(job.pk):
                 waiting_on, title = "queue", "Preparing pages"
-                detail = f"The next batch of {job.page_count} pages starts when its pages are ready; {ready}; {done}."
+                detail = f"The next batch of {_pages(job.page_count)} starts when its pages are ready; {ready}; {done}."
         elif job is not None:
             title = "Calibrating" if state == ProjectStatus.CALIBRATING else "Translating"
-            detail = f"A batch of {job.page_count} pages is running; {done}." + (f" {ready}." if ready else "")
+            detail = f"A batch of {_pages(job.page_count)} is running; {done}." + (f" {ready}." if ready else "")
         elif intake is not None:
             phase, title = "intake", "Preparing pages"
             detail = f"{ready}; process may be called now: the first batch starts as soon as its pages are ready."
@@ -170,7 +174,7 @@ def status_view_for(*, project: Project) -> StatusView:
         next_action = "download"
         title = "Complete" if state == ProjectStatus.COMPLETE else "Complete, with pages that failed"
         detail = done + (
-            f"; {progress.failed_pages} pages failed after every attempt." if progress.failed_pages else "."
+            f"; {_pages(progress.failed_pages)} failed after every attempt." if progress.failed_pages else "."
         )
         language_note, retry_helps = failed_pages_outlook(project=project)
         detail += language_note

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from projects.billing import next_batch_pages, project_batch_quote, retryable_pages
 from projects.models import Page, PageStatus, Project
-from translation.engines import UnsupportedLanguagePair, engine_get, language_failure_parse
+from translation.engines import PageLanguageUnsupported, UnsupportedLanguagePair, engine_get
 from translation.languages import language_name
 from wallet.pricing import BatchQuote
 
@@ -76,20 +76,15 @@ def language_blocks(*, project: Project) -> list[LanguageBlock]:
     that a retry cannot fix as things are now: neither the engine (its pairs may have been
     installed since) nor a source language set on the page or the book since would let the
     pair through."""
-    failed = project.pages.filter(included=True, status=PageStatus.FAILED, failure_retryable=False).only(
-        "pk", "failure_reason", "source_language_override"
-    )
+    failed = project.pages.filter(
+        included=True, status=PageStatus.FAILED, failure_code=PageLanguageUnsupported.code
+    ).only("pk", "detected_source_language", "source_language_override")
     capabilities = engine_get().capabilities()
+    target = project.target_language_code
     grouped: dict[tuple[str, str], list[str]] = {}
     for page in failed.order_by("index"):
-        parsed = language_failure_parse(page.failure_reason)
-        if parsed is None:
-            continue
-        detected, target = parsed
-        source = page.source_language_override or project.source_language_override or detected
-        if target == project.target_language_code and not capabilities.translates(
-            source_language=source, target_language=target
-        ):
+        source = page.source_language_override or project.source_language_override or page.detected_source_language
+        if source and not capabilities.translates(source_language=source, target_language=target):
             grouped.setdefault((source, target), []).append(str(page.pk))
     return [LanguageBlock(source=pair[0], target=pair[1], page_ids=tuple(ids)) for pair, ids in grouped.items()]
 

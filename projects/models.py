@@ -184,6 +184,12 @@ class Page(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     failure_reason = models.TextField(blank=True)
+    failure_code = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="why it failed, for machines: engine_error, language_unsupported, translation_incomplete, "
+        "internal_error",
+    )
     failure_retryable = models.BooleanField(
         default=True, help_text="False when the failure would repeat (the ladder does not retry it by itself)"
     )

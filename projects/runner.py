@@ -55,6 +55,7 @@ from translation.engines import (
     EngineError,
     EngineUnavailable,
     PageInput,
+    PageLanguageUnsupported,
     PageResult,
     completeness_problem,
     engine_get,
@@ -67,6 +68,10 @@ from wallet.services import hold_settle
 logger = logging.getLogger(__name__)
 
 CONTEXT_CHARS = 600
+# A failed page's failureCode, beside the engines' own (EngineError.code).
+FAILURE_ENGINE = "engine_error"
+FAILURE_INCOMPLETE = "translation_incomplete"  # the completeness check refused the translation
+FAILURE_CRASH = "internal_error"
 
 
 @dataclass
@@ -162,6 +167,8 @@ def _page_commit(
     error: str,
     done: int | None = None,
     retryable: bool = True,
+    failure_code: str = "",
+    detected_language: str = "",
 ) -> bool:
     """Commits one page's outcome, unless the page or the job is no longer this worker's.
     Two statements: the job's row (the claim check, the heartbeat and the progress note,
@@ -189,10 +196,18 @@ def _page_commit(
                 cost_usd=result.cost_usd,
                 translated_at=now,
                 failure_reason="",
+                failure_code="",
                 failure_retryable=True,
             )
         else:
-            changes.update(status=PageStatus.FAILED, failure_reason=error[:2000], failure_retryable=retryable)
+            changes.update(
+                status=PageStatus.FAILED,
+                failure_reason=error[:2000],
+                failure_code=failure_code or FAILURE_ENGINE,
+                failure_retryable=retryable,
+            )
+            if detected_language:
+                changes["detected_source_language"] = detected_language
         return bool(Page.objects.filter(pk=page.pk, job=job, status=PageStatus.IN_PROGRESS).update(**changes))
 
 
@@ -217,19 +232,28 @@ class _Collected:
     error: str = ""
     retryable: bool = True
     outage: str = ""
+    failure_code: str = ""
+    detected_language: str = ""
 
 
 def _collected(future: Future[tuple[PageResult | None, str]]) -> _Collected:
     try:
         result, error = future.result()
-        return _Collected(result=result, error=error)
+        return _Collected(result=result, error=error, failure_code=FAILURE_INCOMPLETE if error else "")
     except EngineUnavailable as down:
         return _Collected(outage=str(down) or "The translation engine is not available.")
+    except PageLanguageUnsupported as foreign:
+        return _Collected(
+            error=str(foreign), retryable=False, failure_code=foreign.code, detected_language=foreign.source_language
+        )
     except EngineError as failed:
-        return _Collected(error=str(failed) or "The engine failed on this page.", retryable=failed.retryable)
+        return _Collected(
+            error=str(failed) or "The engine failed on this page.", retryable=failed.retryable, failure_code=failed.code
+        )
     except Exception as crash:
         logger.exception("a page crashed the engine")
-        return _Collected(error=f"Internal error while translating: {type(crash).__name__}.")
+        reason = f"Internal error while translating: {type(crash).__name__}."
+        return _Collected(error=reason, failure_code=FAILURE_CRASH)
 
 
 def batch_run(*, job: Job) -> BatchOutcome:
@@ -276,6 +300,8 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
             error=collected.error,
             done=done + 1,
             retryable=collected.retryable,
+            failure_code=collected.failure_code,
+            detected_language=collected.detected_language,
         ):
             done += 1
         elif not _still_mine(job, claim):

@@ -128,6 +128,13 @@ class ProjectUpdateInputSerializer(serializers.Serializer):
         return glossary
 
 
+FAILURE_CODES = (
+    "engine_error (the engine failed on it), language_unsupported (it is in a language the engine cannot "
+    "translate into the target: set its source language if that was misread), translation_incomplete (the "
+    "translation was refused as incomplete), internal_error."
+)
+
+
 class PageSerializer(serializers.ModelSerializer):
     image_url = serializers.SerializerMethodField()
     thumbnail_url = serializers.SerializerMethodField()
@@ -149,11 +156,17 @@ class PageSerializer(serializers.ModelSerializer):
             "word_count",
             "attempts",
             "cost_usd",
+            "failure_code",
+            "failure_reason",
             "prepared",
             "image_url",
             "thumbnail_url",
         ]
-        extra_kwargs = {"prepared": {"help_text": "False while its image and text are still being made from the file."}}
+        extra_kwargs = {
+            "prepared": {"help_text": "False while its image and text are still being made from the file."},
+            "failure_code": {"help_text": "Why its last attempt failed (empty unless Failed): " + FAILURE_CODES},
+            "failure_reason": {"help_text": "The same, in words (empty unless Failed)."},
+        }
 
     def _url(self, page: Page, variant: str) -> str | None:
         if not page.prepared:

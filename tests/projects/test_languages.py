@@ -145,6 +145,9 @@ def test_pages_found_in_a_language_the_engine_cannot_translate_end_the_book_sayi
     french = project.pages.get(index=1)
     assert (french.status, french.attempts, french.failure_retryable) == (PageStatus.FAILED, 1, False)
     assert french.failure_reason.startswith("The echo engine cannot translate fr -> es")
+    page_body = auth_client.get(f"/v1/projects/{project.pk}/pages/{french.pk}").json()
+    assert (page_body["failureCode"], page_body["failureReason"]) == ("language_unsupported", french.failure_reason)
+    assert french.detected_source_language == "fr"
     assert project.pages.get(index=3).status == PageStatus.APPROVED
 
     # A page that was misread gets its language; a retry can help that one, and says so.

@@ -209,7 +209,7 @@ def test_a_page_that_keeps_failing_ends_completed_with_errors_after_three_attemp
     project.refresh_from_db()
     assert project.status == ProjectStatus.COMPLETED_WITH_ERRORS
     failed = project.pages.get(index=3)
-    assert (failed.status, failed.attempts) == (PageStatus.FAILED, 3)
+    assert (failed.status, failed.attempts, failed.failure_code) == (PageStatus.FAILED, 3, "engine_error")
     assert failed.failure_reason
     assert project.jobs.filter(kind="RetryFailedPages").count() == 2
     assert_problem(auth_client.post(f"/v1/projects/{project.pk}/retry"), 409, "conflict")

@@ -15,7 +15,6 @@ from translation.engines import (
     UnsupportedLanguagePair,
     completeness_problem,
     engine_get,
-    language_failure_parse,
 )
 from translation.engines.local import apertium_pairs
 
@@ -128,7 +127,11 @@ def test_a_page_detected_in_a_language_without_a_pair_fails_for_good(local, make
 
     assert error.value.retryable is False
     assert str(error.value).startswith("The local engine cannot translate de -> es (German into Spanish)")
-    assert language_failure_parse(str(error.value)) == ("de", "es")
+    assert (error.value.code, error.value.source_language, error.value.target_language) == (
+        "language_unsupported",
+        "de",
+        "es",
+    )
 
 
 @needs_tools

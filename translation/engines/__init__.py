@@ -17,7 +17,6 @@ from translation.engines.base import (
     PageResult,
     UnsupportedLanguagePair,
     cost_usd,
-    language_failure_parse,
 )
 from translation.engines.completeness import completeness_problem
 from translation.engines.factory import engine_build, engine_get
@@ -39,7 +38,6 @@ __all__ = [
     "cost_usd",
     "engine_build",
     "engine_get",
-    "language_failure_parse",
     "model_status",
     "model_status_forget",
 ]

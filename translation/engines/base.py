@@ -5,7 +5,6 @@ down, or that it cannot do a language pair."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -134,21 +133,21 @@ class EngineError(Exception):
     with a 4xx, the reply reached max tokens, a language the engine cannot translate): the
     page stays Failed with its reason, and only its owner's retry sends it again."""
 
+    code = "engine_error"  # the page's failureCode
+
     def __init__(self, message: str, *, retryable: bool = True) -> None:
         super().__init__(message)
         self.retryable = retryable
-
-
-_LANGUAGE_FAILURE = re.compile(
-    r"\AThe (?P<engine>\w+) engine cannot translate (?P<source>[a-z]{2,3}) -> (?P<target>[a-z]{2,3})\b"
-)
 
 
 class PageLanguageUnsupported(EngineError):
     """A page turned out (by detection) to be in a language the engine cannot translate into
     the target. Not retryable: another attempt would fail the same way, until the page's
     source language is set to one the engine translates, or the engine learns the pair.
-    Its message is `language_failure_parse`'s to read back (the page keeps only the text)."""
+    The page keeps its code and the detected language (failure_code,
+    detected_source_language)."""
+
+    code = "language_unsupported"
 
     def __init__(self, *, engine: str, source_language: str, target_language: str) -> None:
         super().__init__(
@@ -159,12 +158,6 @@ class PageLanguageUnsupported(EngineError):
         )
         self.source_language = source_language
         self.target_language = target_language
-
-
-def language_failure_parse(reason: str) -> tuple[str, str] | None:
-    """(source, target) of a page failure reason written by PageLanguageUnsupported, else None."""
-    match = _LANGUAGE_FAILURE.match(reason)
-    return (match["source"], match["target"]) if match else None
 
 
 class EngineUnavailable(EngineError):

@@ -89,13 +89,15 @@ def project_normalize(*, project: Project) -> Project:
         project.normalize_state = NormalizeState.QUEUED
         project.normalize_heartbeat_at = timezone.now()
         fields = ["normalize_state", "normalize_heartbeat_at"]
-        if project.status == ProjectStatus.CREATED:
+        inline = project.source_page_count <= settings.NORMALIZE_INLINE_MAX_PAGES
+        # Rendered here, the book moves on once, when its pages are made (Calibrating, or
+        # Failed); rendered on a worker, it is Calibrating now.
+        if not inline and project.status == ProjectStatus.CREATED:
             project.status = ProjectStatus.CALIBRATING
             project.status_changed_at = timezone.now()
             fields += ["status", "status_changed_at"]
             status_changed_publish(project_id=project.pk, owner_id=project.owner_id)
         project.save(update_fields=fields)
-        inline = project.source_page_count <= settings.NORMALIZE_INLINE_MAX_PAGES
         if not inline:
             _task_enqueue_on_commit(project.pk)
     if inline:
@@ -342,7 +344,7 @@ def _normalize_finish(project: Project, *, page_count: int) -> None:
             # of the original input (the file itself stays at sourceObjectKey).
             project.source_path = project.source_file_name
             fields.append("source_path")
-        if project.status == ProjectStatus.CREATED:  # queued before normalize made the book Calibrating
+        if project.status == ProjectStatus.CREATED:  # rendered inline (or queued before books moved at once)
             project.status = ProjectStatus.CALIBRATING
             project.status_changed_at = timezone.now()
             fields += ["status", "status_changed_at"]

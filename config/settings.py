@@ -262,9 +262,11 @@ ZIP_MAX_UNCOMPRESSED_BYTES = env.int("ZIP_MAX_UNCOMPRESSED_BYTES", default=4 * 1
 ZIP_MAX_RATIO = env.int("ZIP_MAX_RATIO", default=200)
 PDF_TOOL_TIMEOUT_SECONDS = env.int("PDF_TOOL_TIMEOUT_SECONDS", default=120)
 WORDS_PER_PAGE_ESTIMATE = env.int("WORDS_PER_PAGE_ESTIMATE", default=250)
-# Pages without a text layer: this many sample pages are read with Tesseract to estimate the
-# book's words, all within this many seconds (else WORDS_PER_PAGE_ESTIMATE stands in).
+# Pages without a text layer: this many sample pages are read with Tesseract, and the ink of
+# this many (every page of a shorter book) is measured, to estimate the book's words, all
+# within this many seconds (see projects/word_estimate.py).
 WORD_ESTIMATE_SAMPLE_PAGES = env.int("WORD_ESTIMATE_SAMPLE_PAGES", default=5)
+WORD_ESTIMATE_INK_PAGES = env.int("WORD_ESTIMATE_INK_PAGES", default=60)
 WORD_ESTIMATE_BUDGET_SECONDS = env.float("WORD_ESTIMATE_BUDGET_SECONDS", default=10.0)
 RENDER_DPI = env.int("RENDER_DPI", default=150)
 THUMBNAIL_SIZE = env.int("THUMBNAIL_SIZE", default=320)

@@ -44,7 +44,7 @@ from core.errors import ServiceError
 from core.uploads import extension_of
 from projects.models import SourceKind
 from projects.sources import SourceInspection
-from projects.word_estimate import PageRender, WordEstimate, image_png, image_words_estimate, pdf_page_render
+from projects.word_estimate import PageOpen, WordEstimate, image_pages, image_words_estimate, pdf_pages
 
 logger = logging.getLogger(__name__)
 
@@ -112,46 +112,46 @@ def source_inspect(*, path: Path, file_name: str) -> SourceInspection:
 
 
 def source_words_estimate(*, path: Path, inspection: SourceInspection) -> WordEstimate:
-    """The book's words: its text layer's where it has one, else estimated from a few of its
-    pages read with Tesseract within WORD_ESTIMATE_BUDGET_SECONDS (see word_estimate.py).
+    """The book's words: its text layer's where it has one, else estimated from the ink of
+    its pages and a few of them read with Tesseract within WORD_ESTIMATE_BUDGET_SECONDS (see
+    word_estimate.py).
 
     `inspection` is what source_inspect said of this same path; never raises for a page it
     cannot read (the words-per-page constant stands in)."""
     if inspection.has_text_layer:
         return WordEstimate(words=inspection.word_estimate, sampled_pages=0)
     if inspection.kind == SourceKind.PDF:
-        render = pdf_page_render(os.fspath(path.absolute()))
+        pages = pdf_pages(os.fspath(path.absolute()))
     elif inspection.kind == SourceKind.IMAGE:
-        render = _frame_render(path)
+        pages = image_pages(_frame_open(path))
     elif inspection.kind == SourceKind.ZIP:
-        render = _zip_entry_render(path, inspection.entries)
+        pages = image_pages(_zip_entry_open(path, inspection.entries))
     else:
-        render = _folder_entry_render(path, inspection.entries)
-    return image_words_estimate(page_count=inspection.page_count, render=render)
+        pages = image_pages(_folder_entry_open(path, inspection.entries))
+    return image_words_estimate(page_count=inspection.page_count, pages=pages)
 
 
-def _frame_render(path: Path) -> PageRender:
-    def render(index: int, timeout: float) -> bytes:
-        with Image.open(path, formats=_PILLOW_FORMATS) as image:
-            image.seek(index)
-            return image_png(image)
+def _frame_open(path: Path) -> PageOpen:
+    def open_page(index: int) -> Image.Image:
+        image = Image.open(path, formats=_PILLOW_FORMATS)
+        image.seek(index)
+        return image
 
-    return render
+    return open_page
 
 
-def _zip_entry_render(path: Path, entries: tuple[str, ...]) -> PageRender:
-    def render(index: int, timeout: float) -> bytes:
+def _zip_entry_open(path: Path, entries: tuple[str, ...]) -> PageOpen:
+    def open_page(index: int) -> Image.Image:
         # The entry passed the zip's checks (sizes, ratio, pixels) in source_inspect.
         with zipfile.ZipFile(path) as archive, archive.open(entries[index]) as entry:
             data = entry.read()
-        with Image.open(io.BytesIO(data), formats=_PILLOW_FORMATS) as image:
-            return image_png(image)
+        return Image.open(io.BytesIO(data), formats=_PILLOW_FORMATS)
 
-    return render
+    return open_page
 
 
-def _folder_entry_render(path: Path, entries: tuple[str, ...]) -> PageRender:
-    return lambda index, timeout: _frame_render(path / entries[index])(0, timeout)
+def _folder_entry_open(path: Path, entries: tuple[str, ...]) -> PageOpen:
+    return lambda index: _frame_open(path / entries[index])(0)
 
 
 def natural_key(name: str) -> NaturalKey:

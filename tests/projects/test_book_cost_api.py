@@ -25,11 +25,15 @@ WORDS_PER_PAGE = 330
 PAGES = 12
 
 
-def prose_pdf(tmp_path: Path) -> Path:
+def prose_pdf(tmp_path: Path, page_words: list[int] | None = None) -> Path:
+    """A PDF of the GPL's words, `page_words[n]` of them on page n + 1 (WORDS_PER_PAGE on each
+    of PAGES pages by default)."""
+    counts = page_words or [WORDS_PER_PAGE] * PAGES
     words = PROSE.read_text().split()
-    text = {n: " ".join(words[(n - 1) * WORDS_PER_PAGE : n * WORDS_PER_PAGE]) for n in range(1, PAGES + 1)}
+    ends = [sum(counts[: n + 1]) for n in range(len(counts))]
+    text = {n: " ".join(words[end - count : end]) for n, (count, end) in enumerate(zip(counts, ends, strict=True), 1)}
     path = tmp_path / "prose.pdf"
-    path.write_bytes(pdf_bytes(PAGES, text=lambda n: text[n]))
+    path.write_bytes(pdf_bytes(len(counts), text=lambda n: text[n]))
     return path
 
 
@@ -62,11 +66,30 @@ def test_a_scanned_book_is_estimated_within_a_fifth_of_its_words(api_client, tmp
     assert abs(body["wordEstimate"] - real) <= 0.2 * real, (body["wordEstimate"], real)
 
 
-def test_without_tesseract_the_estimate_is_the_words_per_page_constant(api_client, tmp_path, settings):
-    settings.TESSERACT_COMMAND = "/nonexistent/tesseract"
-    body = upload(api_client, "scan.zip", scanned_zip(prose_pdf(tmp_path), tmp_path), url="/v1/anonymous-estimate")
+def test_a_book_whose_pages_vary_is_estimated_from_the_ink_of_every_page(api_client, tmp_path):
+    # Short pages, with three full ones (a contents list, say) where no sample page falls:
+    # the mean of the sampled pages times the page count would be a quarter of the words.
+    page_words = [40] * PAGES
+    for dense in (2, 5, 9):
+        page_words[dense] = 520
+    pdf = prose_pdf(tmp_path, page_words)
+    real = real_words(pdf)
 
-    assert body.json()["wordEstimate"] == PAGES * settings.WORDS_PER_PAGE_ESTIMATE
+    body = upload(api_client, "scan.zip", scanned_zip(pdf, tmp_path), url="/v1/anonymous-estimate").json()
+
+    assert body["pageCount"] == PAGES
+    assert abs(body["wordEstimate"] - real) <= 0.2 * real, (body["wordEstimate"], real)
+
+
+def test_without_tesseract_the_estimate_is_the_ink_at_the_words_per_ink_constant(api_client, tmp_path, settings):
+    settings.TESSERACT_COMMAND = "/nonexistent/tesseract"
+    pdf = prose_pdf(tmp_path)
+    real = real_words(pdf)
+
+    body = upload(api_client, "scan.zip", scanned_zip(pdf, tmp_path), url="/v1/anonymous-estimate").json()
+
+    assert body["wordEstimate"] != PAGES * settings.WORDS_PER_PAGE_ESTIMATE
+    assert abs(body["wordEstimate"] - real) <= 0.2 * real, (body["wordEstimate"], real)
 
 
 def test_a_budget_spent_falls_back_to_the_constant(api_client, tmp_path, settings):

@@ -367,7 +367,8 @@ def test_storage_failing_during_export_fails_the_file_cleanly_and_asking_again_m
     Project.objects.filter(pk=project.pk).update(status=ProjectStatus.COMPLETE)
     project.refresh_from_db()
     media = services.var_dir / "media"
-    blocker = blocked(media / "exports" / str(project.pk))
+    exports = media / "projects" / str(project.pk) / "exports"  # a book's exports live in its folder
+    blocker = blocked(exports)
     services.worker("exporter", queues="export")
     (export,) = export_request(project=project, export_format="Markdown", options=ExportOptions())
 
@@ -380,7 +381,7 @@ def test_storage_failing_during_export_fails_the_file_cleanly_and_asking_again_m
     assert isinstance(failed, ExportFile)
     assert failed.error_text
     assert not failed.storage_key
-    assert files_under(media / "exports") == [blocker]  # no half-written file
+    assert files_under(exports.parent) == [blocker]  # no half-written file
 
     blocker.unlink()  # storage fixed: asking again makes the file
     (again,) = export_request(project=project, export_format="Markdown", options=ExportOptions())
@@ -391,7 +392,7 @@ def test_storage_failing_during_export_fails_the_file_cleanly_and_asking_again_m
         timeout=DEADLINE,
     )
     assert isinstance(ready, ExportFile)
-    assert files_under(media / "exports") == [media / ready.storage_key]
+    assert files_under(exports.parent) == [media / ready.storage_key]
     assert ExportFile.objects.filter(project=project).count() == 1
 
 

@@ -12,8 +12,8 @@ and compares the estimate intake makes (`source_inspect` + `source_words_estimat
 upload's own code) with the words pdftotext reads from the same 20 pages. Each result's
 figure is the estimate, its baseline the real count: the ratio must stay within 0.8-1.2.
 It also prints, for each case, what the estimate would be from the ink alone (WORDS_PER_INK,
-the fallback without Tesseract) and from the mean of the sample pages (the estimator before
-the ink).
+the fallback without Tesseract) and from the mean of the sample pages times the page count
+(the estimator before the ink).
 """
 
 from __future__ import annotations
@@ -139,6 +139,13 @@ def ink_only(data: bytes, name: str, folder: Path) -> int:
         return estimate(data, name, folder)[0].words
 
 
+def samples_only(data: bytes, name: str, folder: Path) -> int:
+    """The estimator before the ink: the sample pages' mean words x the page count (the ink of
+    the sample pages alone weighs them equally)."""
+    with override_settings(WORD_ESTIMATE_INK_PAGES=0):
+        return estimate(data, name, folder)[0].words
+
+
 def run() -> list[Result]:
     if shutil.which("pdftoppm") is None or shutil.which("tesseract") is None:
         return []
@@ -152,10 +159,12 @@ def run() -> list[Result]:
                 for variant, (data, file_name) in variants(pdf, folder, pages).items():
                     words, seconds = estimate(data, file_name, folder)
                     alone = ink_only(data, file_name, folder)
+                    mean = samples_only(data, file_name, folder)
                     print(
                         f"{name}, pages {pages[0]}-{pages[1]}, {variant}: {words.words} estimated, {real} real "
-                        f"({words.words / real:.3f}; ink alone {alone / real:.3f}), {words.sampled_pages} pages read, "
-                        f"ink of {words.ink_pages}, {seconds:.1f} s"
+                        f"({words.words / real:.3f}; ink alone {alone / real:.3f}, mean of the samples "
+                        f"{mean / real:.3f}), {words.sampled_pages} pages read, ink of {words.ink_pages}, "
+                        f"{seconds:.1f} s"
                     )
                     results.append(
                         Result(f"word estimate, {name}, {window} {variant} (est./real)", words.words, real, "wd")

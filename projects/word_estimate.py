@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,11 +62,12 @@ WORDS_PER_INK = 0.023
 # The part of WORD_ESTIMATE_BUDGET_SECONDS the ink may take; Tesseract has the rest.
 INK_BUDGET_SHARE = 0.4
 
-# Gives a page as PNG bytes for Tesseract within the seconds it is given, or raises.
+# Gives a page as image bytes (PGM) for Tesseract within the seconds it is given, or raises.
 PageRender = Callable[[int, float], bytes]
 # Gives the small grey images (INK_SIDE) of some pages, with their index, within the seconds
 # it is given; pages it cannot render are left out, and it stops (_OutOfTime) when time is up.
-InkRender = Callable[[Sequence[int], float], Iterator[tuple[int, Image.Image]]]
+InkPages = Generator[tuple[int, Image.Image], None, None]
+InkRender = Callable[[Sequence[int], float], InkPages]
 # Opens page `index` of an image book (the caller closes it); its size was checked by
 # source_inspect.
 PageOpen = Callable[[int], Image.Image]
@@ -221,7 +222,9 @@ def _left(deadline: float) -> float:
 def _tesseract(tesseract: str, image: bytes, *, timeout: float) -> str:
     try:
         completed = subprocess.run(  # noqa: S603 - a fixed program and arguments, no shell
-            [tesseract, "stdin", "stdout", "--psm", "3"],
+            # Sparse text (11): all the words it finds, in no order. The layout analysis of
+            # the default (3) drops much of a two-column index (a third of its words, measured).
+            [tesseract, "stdin", "stdout", "--psm", "11"],
             input=image,
             capture_output=True,
             timeout=timeout,
@@ -246,9 +249,10 @@ def pdf_pages(target: str) -> PageSource:
         if tool is None:
             raise RuntimeError("pdftoppm (poppler-utils) is not installed")
         page = str(index + 1)
-        return _pdftoppm([tool, "-f", page, "-l", page, "-r", str(OCR_DPI), "-gray", "-png", target], timeout).stdout
+        # PGM, not PNG: compressing a noisy scan costs seconds, Tesseract reads either.
+        return _pdftoppm([tool, "-f", page, "-l", page, "-r", str(OCR_DPI), "-gray", target], timeout).stdout
 
-    def ink(indices: Sequence[int], timeout: float) -> Iterator[tuple[int, Image.Image]]:
+    def ink(indices: Sequence[int], timeout: float) -> InkPages:
         if tool is None:
             raise RuntimeError("pdftoppm (poppler-utils) is not installed")
         deadline = time.monotonic() + timeout
@@ -295,7 +299,7 @@ def _runs(indices: Sequence[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _pgm_pages(prefix: Path, *, complete: bool) -> Iterator[tuple[int, Image.Image]]:
+def _pgm_pages(prefix: Path, *, complete: bool) -> InkPages:
     written = sorted(prefix.parent.glob(f"{prefix.name}-*.pgm"), key=lambda path: int(path.stem.rsplit("-", 1)[1]))
     for path in written if complete else written[:-1]:
         image = Image.open(path)
@@ -311,9 +315,9 @@ def image_pages(open_page: PageOpen) -> PageSource:
 
     def render(index: int, timeout: float) -> bytes:
         with _bomb_guard(), open_page(index) as image:
-            return image_png(image)
+            return ocr_pgm(image)
 
-    def ink(indices: Sequence[int], timeout: float) -> Iterator[tuple[int, Image.Image]]:
+    def ink(indices: Sequence[int], timeout: float) -> InkPages:
         for index in indices:
             try:
                 with _bomb_guard(), open_page(index) as image:
@@ -339,15 +343,15 @@ def ink_image(source: Image.Image) -> Image.Image:
     return image
 
 
-def image_png(source: Image.Image) -> bytes:
-    """A page image in grey, scaled down to OCR_MAX_SIDE, as PNG bytes for Tesseract."""
+def ocr_pgm(source: Image.Image) -> bytes:
+    """A page image in grey, scaled down to OCR_MAX_SIDE, as PGM bytes for Tesseract."""
     image = source.convert("L")
     longest = max(image.size)
     if longest > OCR_MAX_SIDE:
         scale = OCR_MAX_SIDE / longest
         image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    image.save(buffer, format="PPM")
     return buffer.getvalue()
 
 

@@ -38,13 +38,17 @@ class ProblemTypeSerializer(serializers.Serializer):
 FINAL_BATCH = "remaining"
 
 
-class MetaView(APIView):
-    """GET /v1/meta: what a client needs to know before its first call."""
+class AnonymousAPIView(APIView):
+    """A read anyone may make with no credential, rate-limited per client address."""
 
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
     throttle_classes = [ClientAddressRateThrottle]
     throttle_scope = "anonymous"
+
+
+class MetaView(AnonymousAPIView):
+    """GET /v1/meta: what a client needs to know before its first call."""
 
     @extend_schema(operation_id="get_meta", responses={200: DiscoverySerializer}, tags=["discovery"], auth=[])
     def get(self, request: Request) -> Response:

@@ -5,25 +5,18 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from core.throttling import ClientAddressRateThrottle
+from core.views import AnonymousAPIView
 from translation.engines import model_status
 from translation.selectors import languages_read
 from translation.serializers import LanguagesSerializer, ModelStatusSerializer
 
 
-class ModelStatusView(APIView):
+class ModelStatusView(AnonymousAPIView):
     """GET /v1/model-status: whether the translation model is ready, still starting, throttled
     or not set up. Anonymous and cheap (the status is cached for a few seconds)."""
-
-    permission_classes = [AllowAny]
-    authentication_classes: list[type] = []
-    throttle_classes = [ClientAddressRateThrottle]
-    throttle_scope = "anonymous"
 
     @extend_schema(
         operation_id="get_model_status",
@@ -39,14 +32,9 @@ class ModelStatusView(APIView):
         return Response(ModelStatusSerializer(asdict(model_status())).data)
 
 
-class LanguagesView(APIView):
+class LanguagesView(AnonymousAPIView):
     """GET /v1/languages: the target languages, and which source -> target pairs and OCR
     languages the configured engine handles. Anonymous, like discovery."""
-
-    permission_classes = [AllowAny]
-    authentication_classes: list[type] = []
-    throttle_classes = [ClientAddressRateThrottle]
-    throttle_scope = "anonymous"
 
     @extend_schema(
         operation_id="list_languages",

@@ -163,6 +163,9 @@ class Page(models.Model):
     width = models.PositiveIntegerField(default=0)
     height = models.PositiveIntegerField(default=0)
     text_layer = models.TextField(blank=True)
+    layout = models.JSONField(
+        default=dict, blank=True, help_text="its blocks, lines and font runs with positions (docs/book-structure.md)"
+    )
     has_text_layer = models.BooleanField(default=False)
     word_count = models.PositiveIntegerField(default=0)
     included = models.BooleanField(default=True)

@@ -29,15 +29,20 @@ def project_get_for_owner(*, owner: User, project_id: uuid.UUID | str, for_updat
         raise NotFound("No such project.") from None
 
 
+# What a page carries that its listing never shows: loaded only when one page is read.
+PAGE_BODY_FIELDS = ("layout", "text_layer", "source_text", "translation")
+
+
 def project_with_pages(*, project: Project) -> Project:
-    """The project with its pages loaded in order (one query for all pages)."""
-    pages = list(project.pages.order_by("index"))
+    """The project with its pages loaded in order (one query for all pages, without their
+    texts and layout)."""
+    pages = list(project.pages.order_by("index").defer(*PAGE_BODY_FIELDS))
     project.pages_loaded = pages  # type: ignore[attr-defined]
     return project
 
 
 def page_list(*, project: Project, included: bool | None = None, status: str | None = None) -> QuerySet[Page]:
-    pages = project.pages.order_by("index")
+    pages = project.pages.order_by("index").defer(*PAGE_BODY_FIELDS)
     if included is not None:
         pages = pages.filter(included=included)
     if status:

@@ -31,6 +31,14 @@ system_tools_ensure() {
   command -v chromedriver >/dev/null || missing+=(chromium-driver)
   # Node.js runs the webhook receiver example of docs/events.md (tests/webhooks/test_events_doc.py).
   command -v node >/dev/null || missing+=(nodejs)
+  # The corpus of real books (tests/support/corpus.py, bench/bench_fidelity.py): PDFs of Debian's doc packages.
+  [ -e /usr/share/doc/debian/FAQ/debian-faq.en.pdf.gz ] || missing+=(debian-faq)
+  [ -e /usr/share/doc/bzip2/manual.pdf.gz ] || missing+=(bzip2-doc)
+  [ -e /usr/share/doc/valgrind/valgrind_manual.pdf.gz ] || missing+=(valgrind)
+  [ -e /usr/share/doc/libtasn1-doc/libtasn1.pdf ] || missing+=(libtasn1-doc)
+  [ -e /usr/share/doc/nettle-dev/nettle.pdf.gz ] || missing+=(nettle-dev)
+  [ -e /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf ] || missing+=(shared-mime-info)
+  [ -e /usr/share/dict/words ] || missing+=(wamerican)
   # The fonts the Pdf export embeds (docs/exports-pdf-fonts.md).
   [ -e /usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf ] || missing+=(fonts-noto-core)
   [ -e /usr/share/fonts/opentype/ipafont-mincho/ipam.ttf ] || missing+=(fonts-ipafont-mincho)

@@ -303,6 +303,7 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
         "width": rendered.width,
         "height": rendered.height,
         "text_layer": rendered.text,
+        "layout": rendered.layout,
         "has_text_layer": words > 0,
         "word_count": words,
         "prepared": True,

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
-import subprocess
 import tempfile
 import warnings
 import zipfile
 from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from pdf2image import convert_from_path
@@ -28,7 +26,9 @@ from pdf2image.exceptions import PDFPageCountError, PDFPopplerTimeoutError, PDFS
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
 from core.errors import ServiceError
+from projects.layout import pdf_layouts
 from projects.models import SourceKind
+from projects.poppler import poppler_run, poppler_tool
 
 # Formats a page image may come in; anything else inside a zip or folder is refused.
 IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "TIFF")
@@ -58,6 +58,8 @@ class RenderedPage:
     height: int
     text: str = ""
     thumbnail: bytes | None = None  # made while the image was decoded anyway; else None
+    # The text layer's blocks, lines and font runs (docs/book-structure.md); {} without one.
+    layout: dict[str, Any] = field(default_factory=dict)
 
 
 def pages_render(
@@ -132,7 +134,7 @@ def _pdf_pages(path: Path, *, name: str, start_index: int) -> Generator[Rendered
     with tempfile.TemporaryDirectory(prefix="render-") as folder, ThreadPoolExecutor(max_workers=1) as renderer:
         upcoming = renderer.submit(_pdf_chunk, path, Path(folder), sizes, *ranges[0])
         for position, (first, last) in enumerate(ranges):
-            images, texts = upcoming.result()
+            images, texts, layouts = upcoming.result()
             if position + 1 < len(ranges):
                 upcoming = renderer.submit(_pdf_chunk, path, Path(folder), sizes, *ranges[position + 1])
             try:
@@ -147,6 +149,7 @@ def _pdf_pages(path: Path, *, name: str, start_index: int) -> Generator[Rendered
                         width=width,
                         height=height,
                         text=texts[number - first],
+                        layout=layouts[number - first],
                     )
                     png_path.unlink(missing_ok=True)
             finally:
@@ -156,44 +159,23 @@ def _pdf_pages(path: Path, *, name: str, start_index: int) -> Generator[Rendered
 
 def _pdf_chunk(
     path: Path, folder: Path, sizes: list[tuple[float, float]], first: int, last: int
-) -> tuple[dict[int, Path], list[str]]:
-    """Pages first..last: their PNG files by page number, and their text layers."""
+) -> tuple[dict[int, Path], list[str], list[dict[str, Any]]]:
+    """Pages first..last: their PNG files by page number, their text layers and layouts."""
     _pixels_check(sizes, first, last)
     images = _pdf_chunk_render(path, folder, first, last)
     try:
-        return images, _pdf_chunk_text(path, first, last)
+        return images, _pdf_chunk_text(path, first, last), pdf_layouts(path, first=first, last=last)
     except BaseException:
         for png_path in images.values():
             png_path.unlink(missing_ok=True)
         raise
 
 
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        raise RuntimeError(f"{name} (poppler-utils) is not installed")
-    return found
-
-
-def _run_tool(args: list[str], *, what: str) -> str:
-    """Run a poppler tool (no shell, with the configured timeout); its stdout as text."""
-    try:
-        completed = subprocess.run(  # noqa: S603 - fixed tool, arguments are not a shell line
-            args, capture_output=True, timeout=settings.PDF_TOOL_TIMEOUT_SECONDS, check=False
-        )
-    except subprocess.TimeoutExpired as error:
-        raise ServiceError(f"Reading the PDF took too long ({what}).", code="file_corrupt") from error
-    stderr = completed.stderr.decode("utf-8", "replace")
-    if completed.returncode != 0:
-        if "password" in stderr.lower():
-            raise ServiceError(code="pdf_encrypted")
-        raise ServiceError(f"The PDF could not be read ({what}): {stderr.strip()[:200]}", code="file_corrupt")
-    return completed.stdout.decode("utf-8", "replace")
-
-
 def _pdf_page_sizes(path: Path) -> list[tuple[float, float]]:
     """Every page's size in points, in order, read by pdfinfo (one call for the whole file)."""
-    info = _run_tool([_tool("pdfinfo"), "-f", "1", "-l", str(settings.MAX_PAGES + 1), str(path)], what="pdfinfo")
+    info = poppler_run(
+        [poppler_tool("pdfinfo"), "-f", "1", "-l", str(settings.MAX_PAGES + 1), str(path)], what="pdfinfo"
+    )
     pages = _PAGES_LINE.search(info)
     count = int(pages.group(1)) if pages else 0
     if count == 0:
@@ -257,8 +239,8 @@ def _pdf_chunk_render(path: Path, folder: Path, first: int, last: int) -> dict[i
 
 def _pdf_chunk_text(path: Path, first: int, last: int) -> list[str]:
     """The text layer of pages first..last ("" for a page without one)."""
-    output = _run_tool(
-        [_tool("pdftotext"), "-layout", "-enc", "UTF-8", "-f", str(first), "-l", str(last), str(path), "-"],
+    output = poppler_run(
+        [poppler_tool("pdftotext"), "-layout", "-enc", "UTF-8", "-f", str(first), "-l", str(last), str(path), "-"],
         what="pdftotext",
     )
     # pdftotext ends every page with a form feed.

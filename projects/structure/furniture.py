@@ -1,0 +1,264 @@
+"""Page furniture: the running headers, running footers and page numbers of a book.
+
+Furniture is left out of translation and exports and kept for the page's review package
+(docs/book-structure.md, "Page furniture"). The rules, over the pages of a book in order:
+
+1. Candidates. Only lines in a page's top or bottom band (`BAND` of the page's height) can
+   be furniture, and only the outermost ones: reading from the top edge down (or the
+   bottom edge up), the lines up to the first gap wider than `GAP_LINE_HEIGHTS` of a
+   line, at most `MAX_BAND_LINES` of them; lines with no such gap after them within the
+   band are none. Furniture stands apart from the body, and nothing of the body lies
+   between it and the edge.
+2. Repeated text. A candidate's text is normalised (case, whitespace, every run of digits
+   one `#`, roman numerals one `#`) and compared with the candidates of the same band on
+   the other pages: text that repeats at the same height (within `SLOT_TOLERANCE` of the
+   page height) on at least `min_repeats` pages, each of them with another such page at
+   most `RUNNING_WINDOW` pages away, is a running header or footer (a body line repeated
+   at the top of a few scattered pages is not: a running header runs). Each
+   header/footer is counted on its own, so alternating even/odd headers (chapter title on
+   one side, book title on the other) are found as two running headers.
+3. Slots. The positions where repeated headers and footers stand are the book's furniture
+   slots; a candidate that fills a slot (same top and height, within the tolerance) is
+   furniture too, though its text is seen once (the running header of a one-page chapter).
+4. Page numbers. A candidate that reads as a page number ("7", "vii", "Page 7", "7 / 120",
+   "7 of 120", "- 7 -") is one only if the numbering runs across neighbouring pages: some
+   page at most `NUMBER_WINDOW` pages away carries a number of the same style, in the same
+   band at about the same height, whose value differs by exactly the distance between the
+   pages (n, n+1, ...); the line numbers of a listing running from the foot of one page
+   to the head of the next are in different bands and stay body text. A body line that
+   happens to be a number breaks that pattern and stays body text. A header or footer
+   found by rule 2 or 3 whose text is a number (a lone "iii") is a page number too.
+
+Pages are identified by their position in the sequence given (0-based), lines by
+`LineRef`; a page without a layout has no furniture.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from projects.structure.lines import Layout, LineRef, PageLine, page_height, page_lines
+
+BAND = 0.15
+MAX_BAND_LINES = 3
+SLOT_TOLERANCE = 0.006
+GAP_LINE_HEIGHTS = 0.5
+NUMBER_WINDOW = 3
+RUNNING_WINDOW = 2
+
+_ROMAN = re.compile(r"^(?=[mdclxvi])m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+_PAGE_NUMBER = re.compile(
+    r"^(?:page\s+|p\.\s*)?[-\u2013\u2014]?\s*(?P<value>\d{1,4}|[mdclxvi]{1,8})\s*[-\u2013\u2014]?"
+    r"(?:\s*(?:/|of)\s*\d{1,4})?$"
+)
+_DIGITS = re.compile(r"\d+")
+_ROMAN_WORD = re.compile(r"\b[mdclxvi]+\b")
+
+
+class FurnitureKind(StrEnum):
+    HEADER = "header"
+    FOOTER = "footer"
+    PAGE_NUMBER = "page_number"
+
+
+@dataclass(frozen=True)
+class FurnitureLine:
+    """A line of page furniture: where it is, what kind, and its text."""
+
+    ref: LineRef
+    kind: FurnitureKind
+    text: str
+
+
+@dataclass(frozen=True)
+class PageFurniture:
+    """The furniture lines of one page, top to bottom."""
+
+    page: int
+    lines: tuple[FurnitureLine, ...]
+
+
+@dataclass(frozen=True)
+class BookFurniture:
+    """The furniture of every page of a book, in book order."""
+
+    pages: tuple[PageFurniture, ...]
+
+    def refs(self) -> frozenset[LineRef]:
+        """Every furniture line of the book."""
+        return frozenset(line.ref for page in self.pages for line in page.lines)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    line: PageLine
+    band: FurnitureKind  # HEADER for the top band, FOOTER for the bottom band
+    key: str
+    top: float  # as a fraction of the page's height
+    height: float
+
+
+def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
+    """Find the running headers, footers and page numbers of a book's pages (in book order)."""
+    candidates = [_band_candidates(layout, page=index) for index, layout in enumerate(layouts)]
+    min_repeats = 3 if len(layouts) >= 5 else 2
+    kinds: dict[LineRef, FurnitureKind] = {}
+
+    slots: list[_Candidate] = []
+    by_key: dict[tuple[FurnitureKind, str], list[_Candidate]] = defaultdict(list)
+    for page_candidates in candidates:
+        for candidate in page_candidates:
+            by_key[(candidate.band, candidate.key)].append(candidate)
+    for group in by_key.values():
+        for cluster in _clusters_by_top(group):
+            cluster_pages = {candidate.line.ref.page for candidate in cluster}
+            running = [
+                candidate
+                for candidate in cluster
+                if any(0 < abs(candidate.line.ref.page - page) <= RUNNING_WINDOW for page in cluster_pages)
+            ]
+            if len({candidate.line.ref.page for candidate in running}) >= min_repeats:
+                slots.extend(running)
+                for candidate in running:
+                    kinds[candidate.line.ref] = candidate.band
+
+    for page_candidates in candidates:
+        for candidate in page_candidates:
+            if candidate.line.ref not in kinds and any(_fills(candidate, slot) for slot in slots):
+                kinds[candidate.line.ref] = candidate.band
+
+    for ref in _page_number_refs(candidates):
+        kinds[ref] = FurnitureKind.PAGE_NUMBER
+    for page_candidates in candidates:
+        for candidate in page_candidates:
+            if candidate.line.ref in kinds and _page_number(candidate.line.text) is not None:
+                kinds[candidate.line.ref] = FurnitureKind.PAGE_NUMBER
+
+    pages: list[PageFurniture] = []
+    for index, page_candidates in enumerate(candidates):
+        found = sorted(
+            (candidate.line for candidate in page_candidates if candidate.line.ref in kinds),
+            key=lambda line: (line.top, line.x0),
+        )
+        pages.append(
+            PageFurniture(
+                page=index,
+                lines=tuple(FurnitureLine(ref=line.ref, kind=kinds[line.ref], text=line.text) for line in found),
+            )
+        )
+    return BookFurniture(pages=tuple(pages))
+
+
+def _band_candidates(layout: Layout, *, page: int) -> list[_Candidate]:
+    height = page_height(layout)
+    lines = page_lines(layout, page=page)
+    if height <= 0 or not lines:
+        return []
+    by_top = sorted(lines, key=lambda line: (line.top, line.x0))
+    top_band = _edge_lines(by_top, inside=lambda line: line.bottom <= height * BAND)
+    bottom_band = _edge_lines(by_top[::-1], inside=lambda line: line.top >= height * (1 - BAND))
+    seen = {line.ref for line in top_band}
+    return [
+        _Candidate(
+            line=line,
+            band=band,
+            key=_normalise(line.text),
+            top=line.top / height,
+            height=line.height / height,
+        )
+        for band, band_lines in ((FurnitureKind.HEADER, top_band), (FurnitureKind.FOOTER, bottom_band))
+        for line in band_lines
+        if band is FurnitureKind.HEADER or line.ref not in seen
+    ]
+
+
+def _edge_lines(from_edge: list[PageLine], *, inside: Callable[[PageLine], bool]) -> list[PageLine]:
+    """The lines nearest an edge, at most MAX_BAND_LINES, all inside the band, up to the
+    first gap wider than half a line: furniture stands apart from the body."""
+    taken: list[PageLine] = []
+    for line, following in zip(from_edge, [*from_edge[1:], None], strict=True):
+        if len(taken) == MAX_BAND_LINES or not inside(line):
+            break
+        taken.append(line)
+        if following is None or _gap(line, following) > GAP_LINE_HEIGHTS * line.height:
+            return taken
+    return []
+
+
+def _gap(line: PageLine, following: PageLine) -> float:
+    return following.top - line.bottom if following.top >= line.top else line.top - following.bottom
+
+
+def _normalise(text: str) -> str:
+    lowered = " ".join(text.lower().split())
+    return _ROMAN_WORD.sub(
+        lambda match: "#" if _ROMAN.match(match.group()) else match.group(), _DIGITS.sub("#", lowered)
+    )
+
+
+def _clusters_by_top(group: list[_Candidate]) -> list[list[_Candidate]]:
+    clusters: list[list[_Candidate]] = []
+    for candidate in sorted(group, key=lambda candidate: candidate.top):
+        if clusters and candidate.top - clusters[-1][-1].top <= SLOT_TOLERANCE:
+            clusters[-1].append(candidate)
+        else:
+            clusters.append([candidate])
+    return clusters
+
+
+def _fills(candidate: _Candidate, slot: _Candidate) -> bool:
+    return (
+        candidate.band is slot.band
+        and abs(candidate.top - slot.top) <= SLOT_TOLERANCE
+        and abs(candidate.height - slot.height) <= max(SLOT_TOLERANCE, 0.15 * slot.height)
+    )
+
+
+def _page_number_refs(candidates: list[list[_Candidate]]) -> set[LineRef]:
+    numbers: dict[int, list[tuple[str, int, _Candidate]]] = defaultdict(list)
+    for page_candidates in candidates:
+        for candidate in page_candidates:
+            parsed = _page_number(candidate.line.text)
+            if parsed is not None:
+                numbers[candidate.line.ref.page].append((*parsed, candidate))
+    found: set[LineRef] = set()
+    for page, entries in numbers.items():
+        for style, value, candidate in entries:
+            for other in range(page - NUMBER_WINDOW, page + NUMBER_WINDOW + 1):
+                if other != page and any(
+                    other_style == style
+                    and other_value - value == other - page
+                    and other_candidate.band is candidate.band
+                    and abs(other_candidate.top - candidate.top) <= 2 * SLOT_TOLERANCE
+                    for other_style, other_value, other_candidate in numbers.get(other, [])
+                ):
+                    found.add(candidate.line.ref)
+                    break
+    return found
+
+
+def _page_number(text: str) -> tuple[str, int] | None:
+    """("arabic" | "roman", value) for a line that reads as a page number, else None."""
+    match = _PAGE_NUMBER.match(" ".join(text.lower().split()))
+    if match is None:
+        return None
+    value = match.group("value")
+    if value.isdigit():
+        return "arabic", int(value)
+    if _ROMAN.match(value):
+        return "roman", _roman_value(value)
+    return None
+
+
+def _roman_value(numeral: str) -> int:
+    values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+    total = 0
+    for index, letter in enumerate(numeral):
+        value = values[letter]
+        following = values[numeral[index + 1]] if index + 1 < len(numeral) else 0
+        total += -value if value < following else value
+    return total

@@ -23,7 +23,8 @@ reads from the same pages in the same run (bench/fidelity.py):
 
 Goals: 0, 0, 0, 0, 0, < 1% of words, >= 80% of headings, >= 99% OCR recall. Each Result's
 figure is the measure and its baseline the goal's reference (the source's count), so the
-ratio reads as a share. Takes about 3 minutes on 2 cores.
+ratio reads as a share. Takes about 5 minutes on 2 cores (BENCH_QUICK=1: two books, echo
+only, 20 s).
 """
 
 from __future__ import annotations

@@ -46,6 +46,13 @@ class ExportPage:
     failed: bool  # the page failed every attempt (or is still failed): marked visibly, never dropped
     failure_reason: str
     image_key: str  # storage key of the page image (PNG)
+    blank: bool = False  # translated, with nothing on it to translate: an empty page, shown as one
+
+    @property
+    def kept_source(self) -> str:
+        """The original text a failed page keeps in the book, after its notice ("" for any
+        other page): nothing the book had is silently lost."""
+        return self.source_text if self.failed and self.source_text.strip() else ""
 
 
 @dataclass(frozen=True)
@@ -69,11 +76,22 @@ class ExportBook:
 
 
 FAILED_PAGE_TEXT = "[Page {index} could not be translated: {reason}]"
+FAILED_PAGE_KEPT_TEXT = "[Page {index} could not be translated: {reason} Its original text follows, untranslated.]"
 PENDING_PAGE_TEXT = "[Page {index} is not translated yet.]"
 
 
 def page_notice(page: ExportPage) -> str:
-    """The visible marker of a page without a translation (never silently dropped)."""
+    """The visible marker of a page without a translation (never silently dropped); a
+    failed page says its original text follows when it has one (`kept_source`)."""
     if page.failed:
-        return FAILED_PAGE_TEXT.format(index=page.index, reason=page.failure_reason or "the engine failed")
+        reason = (page.failure_reason or "the engine failed").strip()
+        if page.kept_source:
+            reason = reason if reason.endswith((".", "!", "?")) else reason + "."
+            return FAILED_PAGE_KEPT_TEXT.format(index=page.index, reason=reason)
+        return FAILED_PAGE_TEXT.format(index=page.index, reason=reason)
     return PENDING_PAGE_TEXT.format(index=page.index)
+
+
+def page_shows_notice(page: ExportPage) -> bool:
+    """A page without a translation that is not simply blank: it carries a notice."""
+    return not page.translated and not page.blank

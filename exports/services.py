@@ -64,7 +64,7 @@ def book_for(*, project: Project) -> ExportBook:
             if not chunk:
                 return
             for index, status, translation, source_text, text_layer, failure_reason, image_key in chunk:
-                translated = status == PageStatus.APPROVED and bool(translation)
+                translated = status == PageStatus.APPROVED and bool(translation.strip())
                 yield ExportPage(
                     index=index,
                     translated=translated,
@@ -73,6 +73,7 @@ def book_for(*, project: Project) -> ExportBook:
                     failed=status == PageStatus.FAILED,
                     failure_reason=failure_reason,
                     image_key=image_key,
+                    blank=status == PageStatus.APPROVED and not translated,
                 )
             last = chunk[-1][0]
 

@@ -19,6 +19,7 @@ hr { border: 0; border-top: 1px solid #999; margin: 1.2em 20%; }
 .page-marker span::before { content: "\\2014\\00a0"; }
 .page-marker span::after { content: "\\00a0\\2014"; }
 .notice { color: #7a0014; background: #fdecea; border: 1px solid #b00020; padding: 0.4em 0.6em; }
+.untranslated { color: #444; border-left: 0.3em solid #b00020; padding-left: 0.6em; }
 .source { color: #555; font-size: 0.9em; margin: 0 0 0.3em 0; padding: 0 0.6em; border: 1px dotted #bbb; }
 """
 
@@ -102,11 +103,12 @@ def blocks_xhtml(blocks: list[Block]) -> str:
     return "".join(parts)
 
 
-def source_xhtml(paragraph: str, *, language: str | None, rtl: bool) -> str:
-    """A source paragraph shown before its translation: in its own language and direction."""
+def source_xhtml(paragraph: str, *, language: str | None, rtl: bool, css_class: str = "source") -> str:
+    """A source paragraph, in its own language and direction: shown before its translation
+    ("source"), or as a failed page's original text ("untranslated")."""
     lang = _text(language or "und")
     direction = "rtl" if rtl else ("ltr" if language else "auto")
-    return f'<p class="source" lang="{lang}" xml:lang="{lang}" dir="{direction}">{_text(paragraph)}</p>'
+    return f'<p class="{css_class}" lang="{lang}" xml:lang="{lang}" dir="{direction}">{_text(paragraph)}</p>'
 
 
 def notice_xhtml(text: str) -> str:

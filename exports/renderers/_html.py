@@ -32,6 +32,7 @@ nav ol { margin: 0; padding-inline-start: 1.5rem; }
 .page.bilingual { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0 2.5rem; }
 .page.bilingual > .page-marker { grid-column: 1 / -1; }
 .source { color: #444; }
+.untranslated { color: #444; border-inline-start: 0.3rem solid #b45309; padding-inline-start: 1rem; }
 blockquote { margin-inline: 1rem 0; padding-inline-start: 1rem; border-inline-start: 0.2rem solid #ccc; }
 pre { overflow-x: auto; }
 code { font-family: ui-monospace, "Noto Sans Mono", monospace; }

@@ -1,6 +1,7 @@
 """What the Markdown and PlainText renderers share: the title first, then every page in
 order — its marker when asked, its text, or its notice when it has no translation (a failed
-or untranslated page is marked, never dropped). Each page is written as soon as it is read."""
+or untranslated page is marked, never dropped; a failed page keeps its original text after
+its notice; a blank page stays blank). Each page is written as soon as it is read."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ def trim_blank_lines(text: str) -> str:
 
 
 class TextRenderer:
-    """Hooks a text format fills in: `title_of`, `marker_of`, `text_of`, `notice_of`."""
+    """Hooks a text format fills in: `title_of`, `marker_of`, `text_of`, `notice_of` (which
+    also carries a failed page's original text, `ExportPage.kept_source`). A blank page is
+    written as nothing (its marker, when asked)."""
 
     format: str
     extension: str
@@ -44,14 +47,17 @@ class TextRenderer:
     def text_of(self, page: ExportPage) -> str:
         raise NotImplementedError
 
-    def notice_of(self, page: ExportPage) -> str:
+    def notice_of(self, page: ExportPage, source_language: str | None) -> str:
         raise NotImplementedError
 
     def render(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
         out.write(f"{self.title_of(book)}\n".encode(ENCODING))
         for page in book.pages():
             parts = [self.marker_of(page)] if options.page_markers else []
-            parts.append(self.text_of(page) if page.translated else self.notice_of(page))
+            if page.translated:
+                parts.append(self.text_of(page))
+            elif not page.blank:
+                parts.append(self.notice_of(page, book.source_language))
             chunk = "\n\n".join(part for part in parts if part)
             if chunk:
                 out.write(f"\n{chunk}\n".encode(ENCODING))

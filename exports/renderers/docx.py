@@ -45,7 +45,7 @@ from lxml import etree
 from lxml.etree import _Element
 
 from exports.blocks import Block, Run, blocks_of
-from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
+from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, page_shows_notice
 from exports.renderers._docx_script import (
     Script,
     default_language_set,
@@ -219,9 +219,11 @@ class _DocxWriter:
         self._pages_written += 1
         if self._options.page_markers:
             self._paragraph(MARKER_STYLE, self._script, (Run(f"— {page.index} —"),))
-        if not page.translated:
+        if page_shows_notice(page):
             self._paragraph(NOTICE_STYLE, self._notice_script, (Run(page_notice(page)),))
         if not self._options.bilingual:
+            for text in source_paragraphs(page.kept_source, self._book.source_language):  # a failed page's
+                self._paragraph(SOURCE_STYLE, self._source_script, (Run(text),))
             self.blocks(blocks)
             return
         source = source_paragraphs(page.source_text, self._book.source_language)

@@ -24,7 +24,7 @@ from typing import IO, Any, BinaryIO
 from ebooklib import epub
 
 from exports.blocks import Block, Run, blocks_of
-from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
+from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, page_shows_notice
 from exports.renderers._epub_docx_text import (
     ChapterCutter,
     chapter_heading,
@@ -127,8 +127,13 @@ def _page_xhtml(book: ExportBook, options: ExportOptions, page: ExportPage, bloc
     parts: list[str] = []
     if options.page_markers:
         parts.append(page_marker_xhtml(page.index))
-    if not page.translated:
+    if page_shows_notice(page):
         parts.append(notice_xhtml(page_notice(page)))
+    if page.kept_source and not options.bilingual:  # a failed page keeps its original text
+        parts.extend(
+            source_xhtml(text, language=book.source_language, rtl=book.source_rtl, css_class="untranslated")
+            for text in source_paragraphs(page.kept_source, book.source_language)
+        )
     if options.bilingual:
         source = source_paragraphs(page.source_text, book.source_language)
         for source_part, unit in interleave(source, translation_units(blocks)):

@@ -16,7 +16,7 @@ from html import escape
 from typing import BinaryIO
 
 from exports.blocks import first_heading
-from exports.book import ExportBook, ExportOptions, ExportPage
+from exports.book import ExportBook, ExportOptions, ExportPage, page_shows_notice
 from exports.renderers._html import STYLESHEET, markdown_html, notice_html, source_html
 
 ENCODING = "utf-8"
@@ -154,11 +154,20 @@ class HtmlRenderer:
                 f'<span class="page-marker" id="page-{page.index}" role="doc-pagebreak" '
                 f'aria-label="Page {page.index}">— {page.index} —</span>\n'
             )
-        text = markdown_html(page.translation, heading_id=heading_id) if page.translated else notice_html(page)
-        if not options.bilingual:
-            return f'<div class="page">\n{marker}{text}</div>\n'
         source_language = book.source_language or ""
         source_dir = "rtl" if book.source_rtl else ("ltr" if source_language else "auto")
+        if page.translated:
+            text = markdown_html(page.translation, heading_id=heading_id)
+        else:
+            text = notice_html(page) if page_shows_notice(page) else ""
+        if not options.bilingual:
+            if page.kept_source:  # a failed page keeps its original text, marked as untranslated
+                text += (
+                    f'<div class="untranslated" lang="{escape(source_language)}" dir="{source_dir}">\n'
+                    f"{source_html(page.kept_source)}</div>\n"
+                )
+            return f'<div class="page">\n{marker}{text}</div>\n'
+
         return (
             f'<div class="page bilingual">\n{marker}'
             f'<div class="source" lang="{escape(source_language)}" dir="{source_dir}">\n'

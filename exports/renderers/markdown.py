@@ -1,10 +1,11 @@
 """Markdown: the book as one CommonMark file — the title as a level-1 heading, then each
 page's translation as written, `<!-- page 12 -->` before each page when asked, and a
-quoted notice for a page without a translation."""
+quoted notice for a page without a translation (with a failed page's original text)."""
 
 from __future__ import annotations
 
 from exports.book import ExportBook, ExportPage, page_notice
+from exports.renderers._epub_docx_text import source_paragraphs
 from exports.renderers._text import TextRenderer, markdown_escape, trim_blank_lines
 
 
@@ -22,5 +23,7 @@ class MarkdownRenderer(TextRenderer):
     def text_of(self, page: ExportPage) -> str:
         return trim_blank_lines(page.translation)
 
-    def notice_of(self, page: ExportPage) -> str:
-        return f"> {markdown_escape(page_notice(page))}"
+    def notice_of(self, page: ExportPage, source_language: str | None) -> str:
+        """A quote: the notice, then a failed page's original text, marked as untranslated."""
+        parts = [page_notice(page), *source_paragraphs(page.kept_source, source_language)]
+        return "\n>\n".join(f"> {markdown_escape(part)}" for part in parts)

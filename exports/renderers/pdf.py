@@ -335,11 +335,14 @@ class _Story:
         self.sheet_has_content = True
         if self.options.page_markers:
             yield from self._maybe(self._text([Span(f"— {page.index} —")], MARKER, rtl=False))
+        if page.blank:
+            return
         if not page.translated:
             if self.options.bilingual and page.source_text.strip():
                 yield self._columns(self._source_flowables(page), [self._notice(page)])
             else:
                 yield self._notice(page)
+                yield from self._source_flowables(page, page.kept_source)  # a failed page's original text
             return
         translation: list[Flowable] = []
         for block in blocks:
@@ -383,9 +386,11 @@ class _Story:
         assert flowable is not None  # a notice always has text
         return flowable
 
-    def _source_flowables(self, page: ExportPage) -> list[Flowable]:
+    def _source_flowables(self, page: ExportPage, text: str | None = None) -> list[Flowable]:
+        """The page's source text (or `text`), paragraph by paragraph, in its language."""
         language = self.book.source_language or "en"
-        paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", page.source_text)]
+        source = page.source_text if text is None else text
+        paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", source)]
         flowables: list[Flowable] = []
         for paragraph in paragraphs:
             flowables.extend(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from exports.blocks import plain_text_of
 from exports.book import ExportBook, ExportPage, page_notice
+from exports.renderers._epub_docx_text import source_paragraphs
 from exports.renderers._text import TextRenderer
 
 
@@ -23,5 +24,5 @@ class PlainTextRenderer(TextRenderer):
     def text_of(self, page: ExportPage) -> str:
         return plain_text_of(page.translation)
 
-    def notice_of(self, page: ExportPage) -> str:
-        return page_notice(page)
+    def notice_of(self, page: ExportPage, source_language: str | None) -> str:
+        return "\n\n".join([page_notice(page), *source_paragraphs(page.kept_source, source_language)])

@@ -153,6 +153,24 @@ def test_failed_pages_are_marked_in_the_text_not_dropped(user, auth_client):
     assert "Page 2 could not be translated: the engine timed out" in body
 
 
+@pytest.mark.parametrize("export_format", ["Markdown", "PlainText", "Html"])
+def test_a_failed_page_keeps_its_original_text_and_a_blank_page_stays_blank(user, auth_client, export_format):
+    project = translated_book(user, status=ProjectStatus.COMPLETED_WITH_ERRORS)
+    original = "The original words of the second page, which the engine could not translate."
+    project.pages.filter(index=2).update(
+        status=PageStatus.FAILED, translation="", source_text="", text_layer=original, failure_reason="timed out"
+    )
+    project.pages.filter(index=3).update(status=PageStatus.APPROVED, translation="", text_layer="")  # an empty page
+    auth_client.post(f"/v1/projects/{project.pk}/export", {"format": export_format}, format="json")
+    run_export_queue()
+    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
+    assert "Page 2 could not be translated: timed out. Its original text follows, untranslated." in body
+    assert original in body
+    assert "Page 3" not in body  # no "not translated yet" for a page with nothing on it
+    assert "not translated yet" not in body
+
+
 def test_a_book_never_translated_cannot_be_exported_even_partially(user, auth_client):
     project = ProjectFactory(owner=user)
     pages_add(project, 2)

@@ -180,7 +180,7 @@ def test_notice_with_markdown_syntax_in_the_failure_reason_reads_back_verbatim()
 
     text = _render(MarkdownRenderer(), replace(book, pages=lambda: iter([page])))
 
-    assert "[Page 1 could not be translated: *x* <b>]" in plain_text_of(text)
+    assert "[Page 1 could not be translated: *x* <b>. Its original text follows, untranslated.]" in plain_text_of(text)
 
 
 @pytest.mark.parametrize("renderer", [MarkdownRenderer(), PlainTextRenderer()], ids=["Markdown", "PlainText"])

@@ -66,6 +66,8 @@ HEADINGS = {
 BODY = TextStyle(size=11, leading=18, space_after=6)
 LIST_ITEM = TextStyle(size=11, leading=18, space_after=2)
 QUOTE = TextStyle(size=11, leading=18, italic=True, indent=18, space_after=6, color=colors.HexColor("#444444"))
+# A failed page's original text, set apart from the translation around it.
+UNTRANSLATED = TextStyle(size=10.5, leading=17, indent=18, space_after=6, color=colors.HexColor("#555555"))
 CODE = TextStyle(size=9.5, leading=15, space_after=6, color=colors.HexColor("#222222"))
 MARKER = TextStyle(size=9, leading=14, align="center", space_before=6, space_after=6, color=colors.grey)
 NOTICE = TextStyle(
@@ -342,7 +344,7 @@ class _Story:
                 yield self._columns(self._source_flowables(page), [self._notice(page)])
             else:
                 yield self._notice(page)
-                yield from self._source_flowables(page, page.kept_source)  # a failed page's original text
+                yield from self._source_flowables(page, page.kept_source, UNTRANSLATED)  # its original text
             return
         translation: list[Flowable] = []
         for block in blocks:
@@ -386,16 +388,15 @@ class _Story:
         assert flowable is not None  # a notice always has text
         return flowable
 
-    def _source_flowables(self, page: ExportPage, text: str | None = None) -> list[Flowable]:
+    def _source_flowables(self, page: ExportPage, text: str | None = None, style: TextStyle = BODY) -> list[Flowable]:
         """The page's source text (or `text`), paragraph by paragraph, in its language."""
         language = self.book.source_language or "en"
         source = page.source_text if text is None else text
         paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", source)]
         flowables: list[Flowable] = []
         for paragraph in paragraphs:
-            flowables.extend(
-                self._maybe(text_flowable([Span(paragraph)], BODY, language=language, default_rtl=self.book.source_rtl))
-            )
+            flowable = text_flowable([Span(paragraph)], style, language=language, default_rtl=self.book.source_rtl)
+            flowables.extend(self._maybe(flowable))
         return flowables
 
     def _columns(self, source: list[Flowable], translation: list[Flowable]) -> Table:

@@ -1,7 +1,7 @@
 """Reading the lines of a stored page layout (docs/book-structure.md, "The page layout").
 
 The structure functions work on lines: each line of each block of a page, with its box,
-its text (its spans joined by one space) and its font size (the largest of its spans).
+its text (its spans joined by one space, none before a glued span) and its font size (the largest of its spans).
 A page without a layout (`{}`) has no lines.
 """
 
@@ -40,13 +40,27 @@ class PageLine:
         return self.bottom - self.top
 
 
+def spans_text(spans: Sequence[Mapping[str, Any]]) -> str:
+    """A line's text: its spans joined by one space, but none before a span `glued` to the
+    word before it ("bzip2" + "," -> "bzip2,")."""
+    parts: list[str] = []
+    for span in spans:
+        text = str(span.get("text", "")).strip()
+        if not text:
+            continue
+        if parts and not span.get("glued"):
+            parts.append(" ")
+        parts.append(text)
+    return "".join(parts)
+
+
 def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
     """The lines of one page in the layout's reading order (blocks, then lines in a block)."""
     lines: list[PageLine] = []
     for block_index, block in enumerate(layout.get("blocks") or []):
         for line_index, line in enumerate(block.get("lines") or []):
             spans: Sequence[Mapping[str, Any]] = line.get("spans") or []
-            text = " ".join(str(span.get("text", "")).strip() for span in spans).strip()
+            text = spans_text(spans)
             if not text:
                 continue
             x0, top, x1, bottom = (float(value) for value in line["bbox"])

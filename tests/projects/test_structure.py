@@ -18,6 +18,7 @@ import pytest
 
 from projects.layout import pdf_layouts
 from projects.structure.furniture import furniture_detect
+from projects.structure.lines import page_lines
 from projects.structure.paragraphs import BookText, book_text_build
 from projects.structure.words import Vocabulary, hyphenation_resolve, vocabulary_collect, word_list
 from tests.support.corpus import debian_pdf
@@ -370,3 +371,33 @@ def test_real_manual_words_hyphenated_at_line_ends_are_rejoined_and_options_keep
         assert split.replace("-", "") in bzip2_text
     for option in ("--gen-suppressions=yes", "--error-exitcode", "--log-file"):
         assert option in valgrind_text
+
+
+def test_a_span_glued_to_the_word_before_it_is_read_without_a_space():
+    line = {
+        "bbox": [72.0, 100.0, 300.0, 112.0],
+        "spans": [
+            {"text": "Run", "font": "Times-Roman", "size": 10.0, "bold": False, "italic": False, "mono": False},
+            {"text": "bzip2", "font": "Courier", "size": 10.0, "bold": False, "italic": False, "mono": True},
+            {
+                "text": ", then",
+                "font": "Times-Roman",
+                "size": 10.0,
+                "bold": False,
+                "italic": False,
+                "mono": False,
+                "glued": True,
+            },
+        ],
+    }
+    layout = {
+        "version": 1,
+        "source": "pdf",
+        "width": 612.0,
+        "height": 792.0,
+        "blocks": [{"bbox": line["bbox"], "lines": [line]}],
+    }
+
+    (read,) = page_lines(layout, page=1)
+
+    assert read.text == "Run bzip2, then"

@@ -75,6 +75,11 @@ class ExportBook:
         return (self.source_language or "") in RTL_LANGUAGES
 
 
+def pages_label(first: int, last: int) -> str:
+    """The title of a chapter that starts without a heading (every format's)."""
+    return f"Page {first}" if first == last else f"Pages {first}\N{EN DASH}{last}"
+
+
 FAILED_PAGE_TEXT = "[Page {index} could not be translated: {reason}]"
 FAILED_PAGE_KEPT_TEXT = "[Page {index} could not be translated: {reason} Its original text follows, untranslated.]"
 PENDING_PAGE_TEXT = "[Page {index} is not translated yet.]"

@@ -109,8 +109,3 @@ class ChapterCutter:
         self._heading_seen = self._heading_seen or heading is not None
         self._pages_in_chapter = 1 if start else self._pages_in_chapter + 1
         return start
-
-
-def pages_label(first: int, last: int) -> str:
-    """The title of a chapter that starts without a heading."""
-    return f"Page {first}" if first == last else f"Pages {first}\N{EN DASH}{last}"

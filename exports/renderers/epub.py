@@ -24,12 +24,11 @@ from typing import IO, Any, BinaryIO
 from ebooklib import epub
 
 from exports.blocks import Block, Run, blocks_of
-from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, page_shows_notice
+from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, page_shows_notice, pages_label
 from exports.renderers._epub_docx_text import (
     ChapterCutter,
     chapter_heading,
     interleave,
-    pages_label,
     source_paragraphs,
     translation_units,
     xml_safe,

@@ -16,7 +16,7 @@ from html import escape
 from typing import BinaryIO
 
 from exports.blocks import first_heading
-from exports.book import ExportBook, ExportOptions, ExportPage, page_shows_notice
+from exports.book import ExportBook, ExportOptions, ExportPage, page_shows_notice, pages_label
 from exports.renderers._html import STYLESHEET, markdown_html, notice_html, source_html
 
 ENCODING = "utf-8"
@@ -37,11 +37,6 @@ def _chapter_title(page: ExportPage) -> str | None:
         return None
     heading = first_heading(page.translation)
     return None if heading is None else heading.text.strip()
-
-
-def _pages_label(pages: tuple[int, int]) -> str:
-    first, last = pages
-    return f"Page {first}" if first == last else f"Pages {first}\N{EN DASH}{last}"
 
 
 def _chapter_id(number: int) -> str:
@@ -99,8 +94,8 @@ class HtmlRenderer:
                     chapters.by_heading, chapters.ranges = True, []
                     if first_index is not None:
                         chapters.front = (first_index, previous_index)
-                        entry(_pages_label(chapters.front))
-                entry(heading or _pages_label((page.index, page.index)))
+                        entry(pages_label(*chapters.front))
+                entry(heading or pages_label(page.index, page.index))
             elif not chapters.by_heading:
                 if position % per_chapter == 0:
                     chapters.ranges.append((page.index, page.index))
@@ -111,7 +106,7 @@ class HtmlRenderer:
             previous_index = page.index
         if not chapters.by_heading:
             for pages in chapters.ranges:
-                entry(_pages_label(pages))
+                entry(pages_label(*pages))
         return chapters
 
     def _write_pages(self, book: ExportBook, options: ExportOptions, chapters: _Chapters, out: BinaryIO) -> None:
@@ -132,7 +127,7 @@ class HtmlRenderer:
                     html.append(f'<section class="chapter" id="{chapter_id}" aria-labelledby="{heading_id}">\n')
                 else:
                     pages = (page.index, page.index) if title is not None else self._pages_of(chapters, number)
-                    label = _pages_label(pages or (page.index, page.index))
+                    label = pages_label(*(pages or (page.index, page.index)))
                     html.append(f'<section class="chapter" id="{chapter_id}" aria-label="{escape(label)}">\n')
             html.append(self._page_html(book, options, page, heading_id))
             out.write("".join(html).encode(ENCODING))

@@ -47,7 +47,7 @@ from reportlab.platypus import (
 )
 
 from exports.blocks import Block, blocks_of
-from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
+from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, pages_label
 from exports.renderers._pdf_fonts import ensure_fonts, family
 from exports.renderers._pdf_text import Span, TextStyle, text_flowable
 
@@ -331,9 +331,7 @@ class _Story:
             self.chapters_seen = True
         elif not self.chapters_seen and (page.index - 1) % max(self.options.pages_per_chapter, 1) == 0:
             last = min(page.index + self.options.pages_per_chapter - 1, self.book.page_count)
-            yield self._bookmark(
-                f"Pages {page.index}\N{EN DASH}{last}" if last > page.index else f"Page {page.index}", 0
-            )
+            yield self._bookmark(pages_label(page.index, last), 0)
         self.sheet_has_content = True
         if self.options.page_markers:
             yield from self._maybe(self._text([Span(f"— {page.index} —")], MARKER, rtl=False))

@@ -166,6 +166,20 @@ class Page(models.Model):
     layout = models.JSONField(
         default=dict, blank=True, help_text="its blocks, lines and font runs with positions (docs/book-structure.md)"
     )
+    structured = models.BooleanField(
+        default=False, help_text="its body was read from its layout into source_markdown (docs/book-structure.md)"
+    )
+    source_markdown = models.TextField(
+        blank=True,
+        help_text="what is translated: the page's body as Markdown (furniture left out, paragraphs joined, "
+        "a paragraph carried over the page break whole, headings, code, tables)",
+    )
+    furniture = models.JSONField(
+        default=list, blank=True, help_text="running headers, footers and page numbers left out: [{kind, text}]"
+    )
+    carried_from = models.PositiveIntegerField(
+        null=True, blank=True, help_text="the page whose paragraph this page's first lines finish (translated there)"
+    )
     has_text_layer = models.BooleanField(default=False)
     word_count = models.PositiveIntegerField(default=0)
     included = models.BooleanField(default=True)

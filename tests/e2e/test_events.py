@@ -89,11 +89,18 @@ def test_a_translated_book_sends_the_same_events_in_order_to_its_webhook_and_its
         assert processing.status_code == 202, processing.text
 
         def complete() -> bool:
-            return (
-                Project.objects.get(pk=project_id).status == "Complete"
-                and not Job.objects.filter(
-                    project_id=project_id, status__in=(JobStatus.QUEUED, JobStatus.RUNNING)
-                ).exists()
+            """The book is Complete and its last events were sent: the database says so
+            before the worker publishes, so wait for the deliveries of the Complete status
+            and of every job's success (each published no later than on the hub)."""
+            if Project.objects.get(pk=project_id).status != "Complete" or Job.objects.filter(
+                project_id=project_id, status__in=(JobStatus.QUEUED, JobStatus.RUNNING)
+            ).exists():
+                return False
+            sent = [request.payload for request in list(receiver.received) if request.payload]
+            book = [event for event in sent if event["data"].get("projectId") == project_id]
+            jobs = Job.objects.filter(project_id=project_id).count()
+            return sum(event["type"] == JOB_SUCCEEDED for event in book) == jobs and any(
+                event["type"] == PROJECT_STATUS_CHANGED and event["data"]["state"] == "Complete" for event in book
             )
 
         wait_until(complete, what="the book to be Complete", services=services, timeout=DEADLINE)

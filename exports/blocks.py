@@ -1,19 +1,24 @@
-"""Markdown to blocks: the one parser every renderer shares (markdown-it-py, CommonMark).
+"""Markdown to blocks: the one parser every renderer shares (markdown-it-py, CommonMark
+with GFM pipe tables).
 
 A page's translation becomes a list of blocks — headings, paragraphs, list items, block
-quotes, code, rules — each carrying inline runs with bold/italic/code flags. Renderers lay
-blocks out in their own format (python-docx paragraphs, reportlab flowables, XHTML for
-EPUB); the HTML renderer may use markdown-it's own HTML output instead.
+quotes, code, rules, tables — each carrying inline runs with bold/italic/code flags (a
+table: rows of cells, each cell its runs). Renderers lay blocks out in their own format
+(python-docx paragraphs and tables, reportlab flowables, XHTML for EPUB); the HTML
+renderer may use markdown-it's own HTML output instead.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-_parser = MarkdownIt("commonmark", {"html": False})
+_parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+Cell = tuple["Run", ...]
 
 
 @dataclass(frozen=True)
@@ -26,15 +31,52 @@ class Run:
 
 @dataclass(frozen=True)
 class Block:
-    kind: str  # "heading", "paragraph", "list_item", "quote", "code", "rule"
+    kind: str  # "heading", "paragraph", "list_item", "quote", "code", "rule", "table"
     runs: tuple[Run, ...] = ()
     level: int = 0  # heading level 1-6; list nesting depth (1-based) for list items
     ordered: bool = False  # list items: numbered
     number: int | None = None  # list items: the item's number when ordered
+    rows: tuple[tuple[Cell, ...], ...] = ()  # tables: every row has one cell per column
+    header: bool = False  # tables: the first row is the header row
+    align: tuple[str, ...] = ()  # tables: per column "left", "center", "right" or "" (as written)
 
     @property
     def text(self) -> str:
+        if self.kind == "table":
+            return "\n".join(" ".join(cell_text(cell) for cell in row) for row in self.rows)
         return "".join(run.text for run in self.runs)
+
+    @property
+    def columns(self) -> int:
+        return len(self.rows[0]) if self.rows else 0
+
+
+def cell_text(cell: Cell) -> str:
+    return "".join(run.text for run in cell).strip()
+
+
+_ALIGNMENTS = {"text-align:left": "left", "text-align:center": "center", "text-align:right": "right"}
+
+
+@dataclass
+class _Table:
+    """A table being read: its rows so far, the columns' alignment, whether a head came."""
+
+    rows: list[list[Cell]] = field(default_factory=list)
+    align: list[str] = field(default_factory=list)
+    header: bool = False
+
+    def block(self) -> Block:
+        """The table as a block; a header row with nothing in it (a table without
+        headings, written as GFM must have one) is left out."""
+        rows = self.rows
+        header = self.header
+        if header and rows and not any(cell_text(cell) for cell in rows[0]):
+            rows, header = rows[1:], False
+        width = max((len(row) for row in rows), default=0)
+        padded = tuple(tuple(row) + ((),) * (width - len(row)) for row in rows)
+        align = tuple(self.align[:width]) + ("",) * (width - len(self.align))
+        return Block("table", rows=padded, header=header, align=align)
 
 
 @dataclass
@@ -42,6 +84,7 @@ class _State:
     blocks: list[Block] = field(default_factory=list)
     lists: list[list[int | bool]] = field(default_factory=list)  # [ordered, next number]
     quote: int = 0
+    table: _Table | None = None
 
 
 def _runs(inline: Token) -> tuple[Run, ...]:
@@ -93,6 +136,13 @@ def blocks_of(markdown: str) -> list[Block]:
             state.quote += 1
         elif token.type == "blockquote_close":
             state.quote -= 1
+        elif token.type == "table_open":
+            state.table = _Table()
+        elif state.table is not None and token.type != "table_close":
+            _table_token(state.table, token)
+        elif token.type == "table_close" and state.table is not None:
+            state.blocks.append(state.table.block())
+            state.table = None
         elif token.type == "inline" and pending is not None:
             runs = _runs(token)
             if pending == "heading":
@@ -118,6 +168,44 @@ def blocks_of(markdown: str) -> list[Block]:
     return state.blocks
 
 
+def _table_token(table: _Table, token: Token) -> None:
+    if token.type == "thead_open":
+        table.header = True
+    elif token.type == "tr_open":
+        table.rows.append([])
+    elif token.type in ("th_open", "td_open") and len(table.rows) == 1:
+        table.align.append(_ALIGNMENTS.get(str(token.attrGet("style") or ""), ""))
+    elif token.type == "inline" and table.rows:
+        table.rows[-1].append(_runs(token))
+
+
+_LONG_CELL = 40  # characters: a longer cell wraps rather than widening its column further
+
+
+def column_widths(block: Block, width: float, *, char_width: float, padding: float) -> list[float]:
+    """How to share `width` between a table's columns (the Docx and Pdf tables), given
+    the average width of a character and a cell's padding (left and right together).
+    Each column gets at least its longest word (so that words are not cut, as far as the
+    width allows) and the rest in proportion to its longest cell (up to _LONG_CELL
+    characters): a column of short values stays narrow, one of sentences takes the room."""
+    columns = block.columns
+    words = [
+        max((_display_width(word) for row in block.rows for word in cell_text(row[column]).split()), default=1)
+        for column in range(columns)
+    ]
+    cells = [
+        max(min(max((_display_width(cell_text(row[column])) for row in block.rows), default=1), _LONG_CELL), 1)
+        for column in range(columns)
+    ]
+    minimum = [min(word * char_width + padding, width / columns) for word in words]
+    desired = [max(cell * char_width + padding, least) for cell, least in zip(cells, minimum, strict=True)]
+    if sum(desired) <= width:
+        return [want * width / sum(desired) for want in desired]
+    spare = width - sum(minimum)
+    growth = [want - least for want, least in zip(desired, minimum, strict=True)]
+    return [least + spare * grow / (sum(growth) or 1) for least, grow in zip(minimum, growth, strict=True)]
+
+
 def plain_text_of(markdown: str) -> str:
     """The text without Markdown syntax: blocks separated by blank lines, list items
     bulleted or numbered (the PlainText export and the bilingual source column)."""
@@ -128,9 +216,59 @@ def plain_text_of(markdown: str) -> str:
             lines.append(f"{'  ' * (block.level - 1)}{marker} {block.text}")
         elif block.kind == "rule":
             lines.append("* * *")
+        elif block.kind == "table":
+            lines.append(table_plain_text(block))
         else:
             lines.append(block.text)
     return "\n\n".join(lines)
+
+
+PLAIN_TABLE_WIDTH = 100  # a table wider than this is written row by row, not in columns
+
+
+def _display_width(text: str) -> int:
+    """Columns a monospace terminal gives the text (wide CJK characters take two,
+    combining marks none)."""
+    return sum(
+        0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text
+    )
+
+
+def _padded(text: str, width: int, align: str) -> str:
+    gap = width - _display_width(text)
+    if align == "right":
+        return " " * gap + text
+    if align == "center":
+        return " " * (gap // 2) + text + " " * (gap - gap // 2)
+    return text + " " * gap
+
+
+def table_plain_text(block: Block) -> str:
+    """A table as plain text: aligned columns under a ruled header row when it fits in
+    PLAIN_TABLE_WIDTH columns of a monospace font; otherwise each row as its own group of
+    lines, "heading: cell" (or the cells one per line when the table has no header)."""
+    rows = [[" ".join(cell_text(cell).split()) for cell in row] for row in block.rows]
+    if not rows:
+        return ""
+    widths = [max(_display_width(row[column]) for row in rows) for column in range(block.columns)]
+    if sum(widths) + 2 * (len(widths) - 1) <= PLAIN_TABLE_WIDTH:
+        lines = [
+            "  ".join(_padded(cell, widths[column], block.align[column]) for column, cell in enumerate(row)).rstrip()
+            for row in rows
+        ]
+        if block.header:
+            lines.insert(1, "  ".join("-" * width for width in widths))
+        return "\n".join(lines)
+    head, body = (rows[0], rows[1:]) if block.header else (None, rows)
+    groups = []
+    for row in body:
+        if head is None:
+            groups.append("\n".join(cell for cell in row if cell))
+        else:
+            groups.append(
+                "\n".join(f"{name}: {cell}" if name else cell for name, cell in zip(head, row, strict=True) if cell)
+            )
+    return "\n\n".join(groups)
 
 
 def first_heading(markdown: str) -> Block | None:

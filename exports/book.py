@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from exports.labels import Labels, labels_for
+
 RTL_LANGUAGES = frozenset({"ar", "he", "fa", "ur", "yi"})
 PAGE_CHUNK = 200
 
@@ -44,9 +46,10 @@ class ExportPage:
     translation: str  # Markdown; "" when not translated
     source_text: str  # the text layer or the engine's transcription; may be ""
     failed: bool  # the page failed every attempt (or is still failed): marked visibly, never dropped
-    failure_reason: str
+    failure_reason: str  # the engine's own words (English, for operators: the manifest shows them)
     image_key: str  # storage key of the page image (PNG)
     blank: bool = False  # translated, with nothing on it to translate: an empty page, shown as one
+    failure_code: str = ""  # why it failed (Page.failure_code): the notice says it in the book's language
 
     @property
     def kept_source(self) -> str:
@@ -74,27 +77,22 @@ class ExportBook:
     def source_rtl(self) -> bool:
         return (self.source_language or "") in RTL_LANGUAGES
 
-
-def pages_label(first: int, last: int) -> str:
-    """The title of a chapter that starts without a heading (every format's)."""
-    return f"Page {first}" if first == last else f"Pages {first}\N{EN DASH}{last}"
-
-
-FAILED_PAGE_TEXT = "[Page {index} could not be translated: {reason}]"
-FAILED_PAGE_KEPT_TEXT = "[Page {index} could not be translated: {reason} Its original text follows, untranslated.]"
-PENDING_PAGE_TEXT = "[Page {index} is not translated yet.]"
+    @property
+    def labels(self) -> Labels:
+        """The words the exports write themselves, in the book's language (exports.labels)."""
+        return labels_for(self.language)
 
 
-def page_notice(page: ExportPage) -> str:
-    """The visible marker of a page without a translation (never silently dropped); a
-    failed page says its original text follows when it has one (`kept_source`)."""
-    if page.failed:
-        reason = (page.failure_reason or "the engine failed").strip()
-        if page.kept_source:
-            reason = reason if reason.endswith((".", "!", "?")) else reason + "."
-            return FAILED_PAGE_KEPT_TEXT.format(index=page.index, reason=reason)
-        return FAILED_PAGE_TEXT.format(index=page.index, reason=reason)
-    return PENDING_PAGE_TEXT.format(index=page.index)
+def page_notice(page: ExportPage, labels: Labels) -> str:
+    """The visible marker of a page without a translation (never silently dropped), in the
+    book's language: a failed page says why (from its failure code) and that its original
+    text follows when it has one (`kept_source`)."""
+    if not page.failed:
+        return f"[{labels.pending.format(index=page.index)}]"
+    text = labels.failed.format(index=page.index, reason=labels.reason(page.failure_code))
+    if page.kept_source:
+        text += labels.sentence_gap + labels.kept
+    return f"[{text}]"
 
 
 def page_shows_notice(page: ExportPage) -> bool:

@@ -30,6 +30,7 @@ from django.utils.text import slugify
 
 from core.errors import Conflict, NotFound, ServiceError, ValidationFailed
 from core.storage import storage_delete_quietly, storage_tree_delete_quietly
+from exports.blocks import plain_text_of
 from exports.book import PAGE_CHUNK, ExportBook, ExportOptions, ExportPage
 from exports.models import ExportFile, ExportStatus
 from exports.renderers import RENDERERS, renderer_for
@@ -57,21 +58,46 @@ def book_for(*, project: Project) -> ExportBook:
     source_language = project.source_language_override or (detected.most_common(1)[0][0] if detected else None)
 
     def pages() -> Iterator[ExportPage]:
-        fields = ("index", "status", "translation", "source_text", "text_layer", "failure_reason", "image_key")
+        fields = (
+            "index",
+            "status",
+            "translation",
+            "source_text",
+            "text_layer",
+            "failure_reason",
+            "failure_code",
+            "image_key",
+            "structured",
+            "source_markdown",
+        )
         last = 0
         while True:
             chunk = list(included.filter(index__gt=last).order_by("index").values_list(*fields)[:PAGE_CHUNK])
             if not chunk:
                 return
-            for index, status, translation, source_text, text_layer, failure_reason, image_key in chunk:
+            for (
+                index,
+                status,
+                translation,
+                source_text,
+                text_layer,
+                failure_reason,
+                failure_code,
+                image_key,
+                structured,
+                source_markdown,
+            ) in chunk:
                 translated = status == PageStatus.APPROVED and bool(translation.strip())
+                # A page read with its layout keeps its body as Markdown: its text, as text.
+                source = plain_text_of(source_text or source_markdown) if structured else source_text or text_layer
                 yield ExportPage(
                     index=index,
                     translated=translated,
                     translation=translation if translated else "",
-                    source_text=source_text or text_layer,
+                    source_text=source,
                     failed=status == PageStatus.FAILED,
                     failure_reason=failure_reason,
+                    failure_code=failure_code,
                     image_key=image_key,
                     blank=status == PageStatus.APPROVED and not translated,
                 )
@@ -99,7 +125,7 @@ def content_digest(*, project: Project, options: ExportOptions) -> str:
     rows = (
         project.pages.filter(included=True)
         .order_by("index")
-        .values_list("index", "status", "translated_at", "updated_at", "failure_reason")
+        .values_list("index", "status", "translated_at", "updated_at", "failure_code", "failure_reason")
     )
     for row in rows.iterator(chunk_size=2000):
         digest.update(repr(row).encode())
@@ -281,6 +307,7 @@ def archive_write(*, project: Project, book: ExportBook, options: ExportOptions,
                     "index": page.index,
                     "translated": page.translated,
                     "failed": page.failed,
+                    "failureCode": page.failure_code or None,
                     "failureReason": page.failure_reason,
                     "image": image or None,
                 }

@@ -19,7 +19,7 @@ from docx.oxml.text.parfmt import CT_PPr
 from lxml.etree import _Element
 
 from exports.book import RTL_LANGUAGES
-from exports.renderers._epub_docx_text import base_language
+from exports.labels import base_language
 
 # Word's usual region for a bare language code; any other code is used as it is.
 _TAGS = {

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from exports.blocks import Block
+from exports.labels import base_language
 
 # XML 1.0 allows tab, line feed, carriage return and everything from U+0020 except the
 # surrogates and U+FFFE/U+FFFF; lxml refuses the rest (OCR and PDF text layers carry
@@ -28,11 +29,6 @@ CHAPTER_PAGE_LIMIT = 100
 def xml_safe(text: str) -> str:
     """The text without the characters XML 1.0 cannot hold."""
     return _XML_INVALID.sub("", text)
-
-
-def base_language(language: str | None) -> str:
-    """ "zh-Hant" -> "zh"; "" when unknown."""
-    return (language or "").split("-")[0].split("_")[0].lower()
 
 
 def source_paragraphs(text: str, language: str | None) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from exports.blocks import Block, Run
+from exports.blocks import Block, Cell, Run
 from exports.renderers._epub_docx_text import xml_safe
 
 STYLESHEET = """\
@@ -21,6 +21,15 @@ hr { border: 0; border-top: 1px solid #999; margin: 1.2em 20%; }
 .notice { color: #7a0014; background: #fdecea; border: 1px solid #b00020; padding: 0.4em 0.6em; }
 .untranslated { color: #444; border-left: 0.3em solid #b00020; padding-left: 0.6em; }
 .source { color: #555; font-size: 0.9em; margin: 0 0 0.3em 0; padding: 0 0.6em; border: 1px dotted #bbb; }
+table { border-collapse: collapse; margin: 0.6em 0 1em 0; font-size: 0.9em; line-height: 1.35; max-width: 100%; }
+th, td { border: 1px solid #aaa; padding: 0.25em 0.5em; vertical-align: top; text-align: start;
+  overflow-wrap: break-word; word-wrap: break-word; }
+thead th { background: #eee; font-weight: bold; border-bottom: 2px solid #777; }
+thead { display: table-header-group; }
+tr { page-break-inside: avoid; break-inside: avoid; }
+.align-start { text-align: start; }
+.align-center { text-align: center; }
+.align-end { text-align: end; }
 """
 
 
@@ -39,6 +48,36 @@ def _inline(runs: tuple[Run, ...]) -> str:
         if run.bold:
             html = f"<strong>{html}</strong>"
         parts.append(html)
+    return "".join(parts)
+
+
+# GFM's left and right read as start and end (mirrored in a right-to-left book).
+_ALIGN_CLASSES = {"left": "align-start", "center": "align-center", "right": "align-end"}
+
+
+def _cell(tag: str, cell: Cell, align: str) -> str:
+    css = _ALIGN_CLASSES.get(align)
+    attributes = (' scope="col"' if tag == "th" else "") + (f' class="{css}"' if css else "")
+    return f"<{tag}{attributes}>{_inline(cell)}</{tag}>"
+
+
+def table_xhtml(block: Block) -> str:
+    """A table: its header row in <thead> (column headers), the rest in <tbody>."""
+    if not block.rows:
+        return ""
+    head, body = (block.rows[0], block.rows[1:]) if block.header else (None, block.rows)
+    parts = ["<table>"]
+    if head is not None:
+        cells = "".join(_cell("th", cell, block.align[column]) for column, cell in enumerate(head))
+        parts.append(f"<thead><tr>{cells}</tr></thead>")
+    if body:
+        parts.append("<tbody>")
+        for row in body:
+            parts.append(
+                f"<tr>{''.join(_cell('td', cell, block.align[column]) for column, cell in enumerate(row))}</tr>"
+            )
+        parts.append("</tbody>")
+    parts.append("</table>")
     return "".join(parts)
 
 
@@ -95,6 +134,8 @@ def blocks_xhtml(blocks: list[Block]) -> str:
             parts.append(f"<pre><code>{_text(block.text)}</code></pre>")
         elif block.kind == "rule":
             parts.append("<hr/>")
+        elif block.kind == "table":
+            parts.append(table_xhtml(block))
         else:
             parts.append(f"<p>{_inline(block.runs)}</p>")
     lists.close()
@@ -111,9 +152,12 @@ def source_xhtml(paragraph: str, *, language: str | None, rtl: bool, css_class: 
     return f'<p class="{css_class}" lang="{lang}" xml:lang="{lang}" dir="{direction}">{_text(paragraph)}</p>'
 
 
-def notice_xhtml(text: str) -> str:
-    """A page without a translation, marked where it stands (page_notice's text is English)."""
-    return f'<p class="notice" role="note" lang="en" xml:lang="en" dir="ltr">{_text(text)}</p>'
+def notice_xhtml(text: str, *, language: str, rtl: bool) -> str:
+    """A page without a translation, marked where it stands (page_notice's text, in the
+    book's language)."""
+    lang = _text(language)
+    direction = "rtl" if rtl else "ltr"
+    return f'<p class="notice" role="note" lang="{lang}" xml:lang="{lang}" dir="{direction}">{_text(text)}</p>'
 
 
 def page_marker_xhtml(index: int) -> str:

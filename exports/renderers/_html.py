@@ -1,6 +1,6 @@
 """HTML pieces of the Html renderer: the inline stylesheet, a page's Markdown as HTML
-(markdown-it, raw HTML off, so nothing from the book becomes markup), the bilingual source
-column, and the notice of a page without a translation."""
+(markdown-it, raw HTML off, so nothing from the book becomes markup; GFM tables on), the
+bilingual source column, and the notice of a page without a translation."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from exports.book import ExportPage, page_notice
+from exports.book import ExportBook, ExportPage, page_notice
 
 STYLESHEET = """
 body { margin: 0 auto; max-width: 46rem; padding: 1.5rem 1rem 4rem; color: #1a1a1a; background: #fff;
@@ -35,6 +35,15 @@ nav ol { margin: 0; padding-inline-start: 1.5rem; }
 .untranslated { color: #444; border-inline-start: 0.3rem solid #b45309; padding-inline-start: 1rem; }
 blockquote { margin-inline: 1rem 0; padding-inline-start: 1rem; border-inline-start: 0.2rem solid #ccc; }
 pre { overflow-x: auto; }
+.table-wrap { margin-block: 1rem 1.25rem; overflow-x: auto; }
+.table-wrap:focus-visible { outline: 0.15rem solid #0b4f9c; outline-offset: 0.15rem; }
+table { border-collapse: collapse; font-size: 0.95rem; line-height: 1.45; }
+th, td { padding: 0.35rem 0.7rem; border: 1px solid #cfcfc8; vertical-align: top; text-align: start; }
+thead th { background: #f0efeb; font-weight: 600; border-bottom: 2px solid #9b9b93; }
+tbody tr:nth-child(even) { background: #fafaf8; }
+.align-start { text-align: start; }
+.align-center { text-align: center; }
+.align-end { text-align: end; }
 code { font-family: ui-monospace, "Noto Sans Mono", monospace; }
 @media (max-width: 40rem) { .page.bilingual { grid-template-columns: minmax(0, 1fr); } }
 @media print { nav { break-after: page; } .skip-link { display: none; } }
@@ -46,24 +55,53 @@ def _image_as_text(self: Any, tokens: Sequence[Token], idx: int, options: Any, e
     return escape(self.renderInlineAsText(tokens[idx].children or [], options, env))
 
 
-_markdown = MarkdownIt("commonmark", {"html": False})
+def _table_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: MutableMapping[str, Any]) -> str:
+    """A table in a region of its own that scrolls sideways when wider than the text (and
+    is named, and reachable by keyboard, so that it can be scrolled without a mouse)."""
+    label = escape(env.get("table_label", ""))
+    return f'<div class="table-wrap" role="region" tabindex="0" aria-label="{label}">\n<table>\n'
+
+
+def _table_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: MutableMapping[str, Any]) -> str:
+    return "</table>\n</div>\n"
+
+
+_markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
 _markdown.add_render_rule("image", _image_as_text)
+_markdown.add_render_rule("table_open", _table_open)
+_markdown.add_render_rule("table_close", _table_close)
+# GFM alignment becomes a class (no style attributes: the stylesheet says how). Left and
+# right are read as start and end, as the translation keeps the source's table syntax: a
+# right-to-left book mirrors them.
+_ALIGN_CLASSES = {
+    "text-align:left": "align-start",
+    "text-align:center": "align-center",
+    "text-align:right": "align-end",
+}
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 
 
-def markdown_html(markdown: str, *, heading_id: str | None = None) -> str:
+def markdown_html(markdown: str, *, table_label: str, heading_id: str | None = None) -> str:
     """A page's Markdown as HTML. Headings go one level down (`#` is `<h2>`: the book's
-    title is the one `<h1>`); `heading_id` goes on the first heading (a chapter's title)."""
+    title is the one `<h1>`); `heading_id` goes on the first heading (a chapter's title);
+    a table's header cells are column headers, named regions by `table_label`."""
     tokens = _markdown.parse(markdown)
     for token in tokens:
         if token.type in ("heading_open", "heading_close"):
             token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
+        elif token.type in ("th_open", "td_open"):
+            align = _ALIGN_CLASSES.get(str(token.attrGet("style") or ""))
+            token.attrs.pop("style", None)
+            if align:
+                token.attrSet("class", align)
+            if token.type == "th_open":
+                token.attrSet("scope", "col")
     if heading_id is not None:
         first = next((token for token in tokens if token.type == "heading_open"), None)
         if first is not None:
             first.attrSet("id", heading_id)
-    return _markdown.renderer.render(tokens, _markdown.options, {})
+    return _markdown.renderer.render(tokens, _markdown.options, {"table_label": table_label})
 
 
 def source_html(text: str) -> str:
@@ -76,6 +114,10 @@ def source_html(text: str) -> str:
     )
 
 
-def notice_html(page: ExportPage) -> str:
-    """The visible notice of a failed or untranslated page (its text is English)."""
-    return f'<p class="page-notice" role="note" lang="en" dir="ltr">{escape(page_notice(page))}</p>\n'
+def notice_html(book: ExportBook, page: ExportPage) -> str:
+    """The visible notice of a failed or untranslated page, in the book's language."""
+    direction = "rtl" if book.rtl else "ltr"
+    return (
+        f'<p class="page-notice" role="note" lang="{escape(book.language)}" dir="{direction}">'
+        f"{escape(page_notice(page, book.labels))}</p>\n"
+    )

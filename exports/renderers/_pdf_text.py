@@ -29,7 +29,7 @@ from xml.sax.saxutils import escape
 
 import uharfbuzz
 from reportlab.lib import colors
-from reportlab.lib.enums import TA_CENTER, TA_LEFT
+from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.textsplit import ALL_CANNOT_END, ALL_CANNOT_START
 from reportlab.pdfbase.ttfonts import ShapeData, ShapedStr
@@ -66,7 +66,7 @@ class TextStyle:
     leading: float = 17
     bold: bool = False
     italic: bool = False
-    align: str = "start"  # "start" (left, or right in right-to-left text) or "center"
+    align: str = "start"  # "start" (left, or right in right-to-left text), "center" or "end"
     space_before: float = 0
     space_after: float = 6
     indent: float = 0  # on the side the text starts
@@ -127,7 +127,7 @@ def _paragraph(text: str, faces: list[str], style: TextStyle) -> Paragraph:
         fontName=faces[0],
         fontSize=style.size,
         leading=style.leading,
-        alignment=TA_CENTER if style.align == "center" else TA_LEFT,
+        alignment={"center": TA_CENTER, "end": TA_RIGHT}.get(style.align, TA_LEFT),
         spaceBefore=style.space_before,
         spaceAfter=style.space_after,
         leftIndent=style.indent,
@@ -236,6 +236,8 @@ class ShapedParagraph(Flowable):
             line_width = sum(atom.width for atom in atoms)
             if style.align == "center":
                 x = style.indent / 2 + (inner - line_width) / 2
+            elif style.align == "end":
+                x = 0 if rtl else self.width - line_width
             elif rtl:
                 x = inner - line_width
             else:

@@ -47,7 +47,7 @@ class TextRenderer:
     def text_of(self, page: ExportPage) -> str:
         raise NotImplementedError
 
-    def notice_of(self, page: ExportPage, source_language: str | None) -> str:
+    def notice_of(self, page: ExportPage, book: ExportBook) -> str:
         raise NotImplementedError
 
     def render(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
@@ -57,7 +57,7 @@ class TextRenderer:
             if page.translated:
                 parts.append(self.text_of(page))
             elif not page.blank:
-                parts.append(self.notice_of(page, book.source_language))
+                parts.append(self.notice_of(page, book))
             chunk = "\n\n".join(part for part in parts if part)
             if chunk:
                 out.write(f"\n{chunk}\n".encode(ENCODING))

@@ -1,7 +1,9 @@
 """Word (.docx) with python-docx, in Word's own styles so that the reader can restyle the
 book and navigate it: Title, Heading 1-6, Normal, List Bullet / List Number (2, 3 when
 nested), Quote, plus three of ours — "Source Text", "Page Marker" and "Translation
-Notice" (a boxed, shaded paragraph where a page has no translation).
+Notice" (a boxed, shaded paragraph where a page has no translation, in the book's
+language). A table is a real Word table ("Table Grid", its header row repeated on every
+page it runs over; see `_docx_table`).
 
 Right-to-left languages get right-to-left paragraphs and runs and a right-to-left
 section; complex scripts (Arabic, Hebrew, Devanagari...) their complex-script language
@@ -55,6 +57,7 @@ from exports.renderers._docx_script import (
     script_for,
     section_rtl_set,
 )
+from exports.renderers._docx_table import table_element
 from exports.renderers._epub_docx_text import (
     chapter_heading,
     interleave,
@@ -67,7 +70,6 @@ SOURCE_STYLE = "Source Text"
 MARKER_STYLE = "Page Marker"
 NOTICE_STYLE = "Translation Notice"
 CODE_FONT = "Courier New"
-NOTICE_LANGUAGE = "en"  # page_notice's text is English (exports.book)
 
 
 def _styles_add(document: DocumentObject) -> None:
@@ -128,7 +130,9 @@ class _DocxWriter:
         self._options = options
         self._script = script_for(book.language)
         self._source_script = script_for(book.source_language)
-        self._notice_script = script_for(NOTICE_LANGUAGE)
+        section = document.sections[0]
+        text_width = (section.page_width or 0) - (section.left_margin or 0) - (section.right_margin or 0)
+        self._text_width = int(text_width) // 635  # EMU -> twentieths of a point
         self._numbering = _Numbering(document)
         self._styles: dict[str, ParagraphStyle] = {}
         self._list_ids: dict[int, int | None] = {}  # list level -> numbering id (None: bulleted)
@@ -168,10 +172,22 @@ class _DocxWriter:
         )
         self._break_pending = False
         for run in runs:
-            font = CODE_FONT if run.code else None
-            element.append(run_element(xml_safe(run.text), script, bold=run.bold, italic=run.italic, font=font))
+            element.append(self._run(run, script))
         self._pending = element
         return Paragraph(element, self._body)
+
+    def _run(self, run: Run, script: Script, *, bold: bool = False) -> _Element:
+        font = CODE_FONT if run.code else None
+        return run_element(xml_safe(run.text), script, bold=run.bold or bold, italic=run.italic, font=font)
+
+    def _table(self, block: Block) -> None:
+        self.flush()
+        self._pending = table_element(
+            block,
+            text_width=self._text_width,
+            script=self._script,
+            run_element=lambda run, bold: self._run(run, self._script, bold=bold),
+        )
 
     def _list_item(self, block: Block) -> None:
         level = min(max(block.level, 1), 3)
@@ -203,6 +219,8 @@ class _DocxWriter:
             elif block.kind == "rule":
                 rule = self._paragraph("Normal", self._script, (Run("* * *"),))
                 rule.alignment = WD_ALIGN_PARAGRAPH.CENTER
+            elif block.kind == "table":
+                self._table(block)
             else:
                 self._paragraph("Normal", self._script, block.runs)
         self._list_ids.clear()
@@ -220,7 +238,7 @@ class _DocxWriter:
         if self._options.page_markers:
             self._paragraph(MARKER_STYLE, self._script, (Run(f"— {page.index} —"),))
         if page_shows_notice(page):
-            self._paragraph(NOTICE_STYLE, self._notice_script, (Run(page_notice(page)),))
+            self._paragraph(NOTICE_STYLE, self._script, (Run(page_notice(page, self._book.labels)),))
         if not self._options.bilingual:
             for text in source_paragraphs(page.kept_source, self._book.source_language):  # a failed page's
                 self._paragraph(SOURCE_STYLE, self._source_script, (Run(text),))

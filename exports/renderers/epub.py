@@ -24,7 +24,8 @@ from typing import IO, Any, BinaryIO
 from ebooklib import epub
 
 from exports.blocks import Block, Run, blocks_of
-from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, page_shows_notice, pages_label
+from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, page_shows_notice
+from exports.labels import Labels
 from exports.renderers._epub_docx_text import (
     ChapterCutter,
     chapter_heading,
@@ -84,8 +85,11 @@ class _SpooledChapter(epub.EpubHtml):  # type: ignore[misc]
 class _ChapterWriter:
     """Collects one chapter's XHTML while its pages stream, then hands it to the book."""
 
-    def __init__(self, *, book: epub.EpubBook, spool: _ChapterSpool, stylesheet: epub.EpubItem, rtl: bool) -> None:
+    def __init__(
+        self, *, book: epub.EpubBook, spool: _ChapterSpool, stylesheet: epub.EpubItem, rtl: bool, labels: Labels
+    ) -> None:
         self._book = book
+        self._labels = labels
         self._spool = spool
         self._stylesheet = stylesheet
         self._direction = "rtl" if rtl else "ltr"
@@ -111,7 +115,7 @@ class _ChapterWriter:
             spool=self._spool,
             uid=f"chapter-{number}",
             file_name=f"chapter-{number:04d}.xhtml",
-            title=self._title or pages_label(self._first_page, self._last_page),
+            title=self._title or self._labels.page_label(self._first_page, self._last_page),
             lang=self._book.language,
             direction=self._direction,
         )
@@ -127,7 +131,7 @@ def _page_xhtml(book: ExportBook, options: ExportOptions, page: ExportPage, bloc
     if options.page_markers:
         parts.append(page_marker_xhtml(page.index))
     if page_shows_notice(page):
-        parts.append(notice_xhtml(page_notice(page)))
+        parts.append(notice_xhtml(page_notice(page, book.labels), language=book.language, rtl=book.rtl))
     if page.kept_source and not options.bilingual:  # a failed page keeps its original text
         parts.extend(
             source_xhtml(text, language=book.source_language, rtl=book.source_rtl, css_class="untranslated")
@@ -161,7 +165,7 @@ class EpubRenderer:
 
         spool = _ChapterSpool()
         try:
-            writer = _ChapterWriter(book=package, spool=spool, stylesheet=stylesheet, rtl=book.rtl)
+            writer = _ChapterWriter(book=package, spool=spool, stylesheet=stylesheet, rtl=book.rtl, labels=book.labels)
             cutter = ChapterCutter(options.pages_per_chapter)
             for page in book.pages():
                 blocks = blocks_of(xml_safe(page.translation)) if page.translated else []
@@ -176,7 +180,7 @@ class EpubRenderer:
                 writer.add(page_index=0, xhtml=blocks_xhtml([Block("heading", (Run(title),), level=1)]))
                 writer.close()
 
-            nav = epub.EpubNav(direction="rtl" if book.rtl else None)
+            nav = epub.EpubNav(title=book.labels.contents, direction="rtl" if book.rtl else None)
             nav.add_item(stylesheet)
             package.add_item(nav)
             package.add_item(epub.EpubNcx())
@@ -184,7 +188,14 @@ class EpubRenderer:
             package.spine = ["nav", *writer.chapters]
 
             epub_writer = epub.EpubWriter(
-                out, package, {"mtime": datetime.now(UTC), "epub3_pages": options.page_markers, "epub2_guide": False}
+                out,
+                package,
+                {
+                    "mtime": datetime.now(UTC),
+                    "epub3_pages": options.page_markers,
+                    "epub2_guide": False,
+                    "pages_title": book.labels.page_list,
+                },
             )
             epub_writer.process()
             epub_writer.write()

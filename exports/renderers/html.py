@@ -16,7 +16,7 @@ from html import escape
 from typing import BinaryIO
 
 from exports.blocks import first_heading
-from exports.book import ExportBook, ExportOptions, ExportPage, page_shows_notice, pages_label
+from exports.book import ExportBook, ExportOptions, ExportPage, page_shows_notice
 from exports.renderers._html import STYLESHEET, markdown_html, notice_html, source_html
 
 ENCODING = "utf-8"
@@ -50,6 +50,7 @@ class HtmlRenderer:
 
     def render(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
         title = escape(book.title)
+        labels = book.labels
         body_class = ' class="bilingual"' if options.bilingual else ""
         out.write(
             (
@@ -62,10 +63,10 @@ class HtmlRenderer:
                 f"<style>\n{STYLESHEET}\n</style>\n"
                 "</head>\n"
                 f"<body{body_class}>\n"
-                '<a class="skip-link" href="#content" lang="en">Skip to the text</a>\n'
+                f'<a class="skip-link" href="#content">{escape(labels.skip_to_text)}</a>\n'
                 f"<header><h1>{title}</h1></header>\n"
                 '<nav aria-labelledby="contents-title">\n'
-                '<h2 id="contents-title" lang="en">Contents</h2>\n'
+                f'<h2 id="contents-title">{escape(labels.contents)}</h2>\n'
                 "<ol>\n"
             ).encode(ENCODING)
         )
@@ -94,8 +95,8 @@ class HtmlRenderer:
                     chapters.by_heading, chapters.ranges = True, []
                     if first_index is not None:
                         chapters.front = (first_index, previous_index)
-                        entry(pages_label(*chapters.front))
-                entry(heading or pages_label(page.index, page.index))
+                        entry(book.labels.page_label(*chapters.front))
+                entry(heading or book.labels.page_label(page.index, page.index))
             elif not chapters.by_heading:
                 if position % per_chapter == 0:
                     chapters.ranges.append((page.index, page.index))
@@ -106,7 +107,7 @@ class HtmlRenderer:
             previous_index = page.index
         if not chapters.by_heading:
             for pages in chapters.ranges:
-                entry(pages_label(*pages))
+                entry(book.labels.page_label(*pages))
         return chapters
 
     def _write_pages(self, book: ExportBook, options: ExportOptions, chapters: _Chapters, out: BinaryIO) -> None:
@@ -127,7 +128,7 @@ class HtmlRenderer:
                     html.append(f'<section class="chapter" id="{chapter_id}" aria-labelledby="{heading_id}">\n')
                 else:
                     pages = (page.index, page.index) if title is not None else self._pages_of(chapters, number)
-                    label = pages_label(*(pages or (page.index, page.index)))
+                    label = book.labels.page_label(*(pages or (page.index, page.index)))
                     html.append(f'<section class="chapter" id="{chapter_id}" aria-label="{escape(label)}">\n')
             html.append(self._page_html(book, options, page, heading_id))
             out.write("".join(html).encode(ENCODING))
@@ -147,14 +148,14 @@ class HtmlRenderer:
         if options.page_markers:
             marker = (
                 f'<span class="page-marker" id="page-{page.index}" role="doc-pagebreak" '
-                f'aria-label="Page {page.index}">— {page.index} —</span>\n'
+                f'aria-label="{escape(book.labels.page.format(n=page.index))}">— {page.index} —</span>\n'
             )
         source_language = book.source_language or ""
         source_dir = "rtl" if book.source_rtl else ("ltr" if source_language else "auto")
         if page.translated:
-            text = markdown_html(page.translation, heading_id=heading_id)
+            text = markdown_html(page.translation, table_label=book.labels.table, heading_id=heading_id)
         else:
-            text = notice_html(page) if page_shows_notice(page) else ""
+            text = notice_html(book, page) if page_shows_notice(page) else ""
         if not options.bilingual:
             if page.kept_source:  # a failed page keeps its original text, marked as untranslated
                 text += (

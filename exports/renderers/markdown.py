@@ -23,7 +23,7 @@ class MarkdownRenderer(TextRenderer):
     def text_of(self, page: ExportPage) -> str:
         return trim_blank_lines(page.translation)
 
-    def notice_of(self, page: ExportPage, source_language: str | None) -> str:
+    def notice_of(self, page: ExportPage, book: ExportBook) -> str:
         """A quote: the notice, then a failed page's original text, marked as untranslated."""
-        parts = [page_notice(page), *source_paragraphs(page.kept_source, source_language)]
+        parts = [page_notice(page, book.labels), *source_paragraphs(page.kept_source, book.source_language)]
         return "\n>\n".join(f"> {markdown_escape(part)}" for part in parts)

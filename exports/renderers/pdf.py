@@ -46,8 +46,8 @@ from reportlab.platypus import (
     TableStyle,
 )
 
-from exports.blocks import Block, blocks_of
-from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, pages_label
+from exports.blocks import Block, blocks_of, column_widths
+from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
 from exports.renderers._pdf_fonts import ensure_fonts, family
 from exports.renderers._pdf_text import Span, TextStyle, text_flowable
 
@@ -80,6 +80,15 @@ NOTICE = TextStyle(
     background=colors.HexColor("#fdf1e6"),
 )
 FOOTER_SIZE = 9
+# Table cells: smaller type as a table has more columns, so that a wide table still fits.
+TABLE_CELL = TextStyle(size=9.5, leading=13.5, space_after=0)
+TABLE_SIZES = ((4, 9.5), (6, 8.5), (9, 7.5))  # up to N columns -> points; more: TABLE_SIZE_MIN
+TABLE_SIZE_MIN = 6.5
+TABLE_PADDING = 4
+TABLE_HEADER_FILL = colors.HexColor("#f0efeb")
+TABLE_RULE = colors.HexColor("#9b9b93")
+# GFM's left and right read as start and end (mirrored in a right-to-left book).
+TABLE_ALIGN = {"left": "start", "center": "center", "right": "end"}
 
 
 class PdfRenderer:
@@ -205,7 +214,7 @@ class _BookTemplate(BaseDocTemplate):
             title=" ".join(book.title.split()),
             author=AUTHOR,
             creator=AUTHOR,
-            subject=f"Translation ({book.language})",
+            subject=f"{book.labels.translation} ({book.language})",
             lang=book.language,
             pageCompression=1,
             initialFontName=latin_font,
@@ -331,7 +340,7 @@ class _Story:
             self.chapters_seen = True
         elif not self.chapters_seen and (page.index - 1) % max(self.options.pages_per_chapter, 1) == 0:
             last = min(page.index + self.options.pages_per_chapter - 1, self.book.page_count)
-            yield self._bookmark(pages_label(page.index, last), 0)
+            yield self._bookmark(self.book.labels.page_label(page.index, last), 0)
         self.sheet_has_content = True
         if self.options.page_markers:
             yield from self._maybe(self._text([Span(f"— {page.index} —")], MARKER, rtl=False))
@@ -345,6 +354,7 @@ class _Story:
                 yield from self._source_flowables(page, page.kept_source, UNTRANSLATED)  # its original text
             return
         translation: list[Flowable] = []
+        width = self.column_width - COLUMN_GAP / 2 if self.options.bilingual else PAGE_SIZE[0] - 2 * MARGIN
         for block in blocks:
             if block.kind == "heading" and block.level <= 2:
                 bookmark = self._bookmark(block.text, block.level - 1)
@@ -352,7 +362,7 @@ class _Story:
                     yield bookmark
                 else:
                     translation.append(bookmark)
-            translation.extend(self._block(block))
+            translation.extend(self._block(block, width))
         if self.options.bilingual:
             yield self._columns(self._source_flowables(page), translation)
         else:
@@ -363,9 +373,12 @@ class _Story:
         self.outline_level = level
         return _Bookmark(title, level)
 
-    def _block(self, block: Block) -> list[Flowable]:
+    def _block(self, block: Block, width: float) -> list[Flowable]:
+        """A block's flowables; `width`: what the text may take (a table is made to fit it)."""
         if block.kind == "rule":
             return [HRFlowable(width="40%", thickness=0.5, color=colors.grey, spaceBefore=6, spaceAfter=10)]
+        if block.kind == "table":
+            return self._maybe(self._table(block, width))
         spans = [Span(run.text, run.bold, run.italic, run.code) for run in block.runs]
         prefix = ""
         if block.kind == "heading":
@@ -381,8 +394,58 @@ class _Story:
             style = BODY
         return self._maybe(self._text(spans, style, prefix=prefix))
 
+    def _table(self, block: Block, width: float) -> Table | None:
+        """A table as wide as the text: columns in proportion to their text, cells wrapped
+        (a long word is cut), the header row bold on a shaded ground and repeated on every
+        sheet the table runs over; columns from the right in a right-to-left book."""
+        if not block.rows or not block.columns:
+            return None
+        size = next((points for columns, points in TABLE_SIZES if block.columns <= columns), TABLE_SIZE_MIN)
+        widths = column_widths(block, width, char_width=size * 0.6, padding=2 * TABLE_PADDING + 1)
+        data: list[list[list[Flowable] | str]] = []
+        for number, row in enumerate(block.rows):
+            header = block.header and number == 0
+            cells: list[list[Flowable] | str] = []
+            for column, cell in enumerate(row):
+                style = replace(
+                    TABLE_CELL,
+                    size=size,
+                    leading=size * 1.42,
+                    bold=header,
+                    align=TABLE_ALIGN.get(block.align[column], "start"),
+                )
+                spans = [Span(run.text, run.bold, run.italic, run.code) for run in cell]
+                cells.append(self._maybe(self._text(spans, style)) or "")
+            data.append(cells[::-1] if self.book.rtl else cells)
+        table = Table(
+            data,
+            colWidths=widths[::-1] if self.book.rtl else widths,
+            repeatRows=1 if block.header else 0,
+            splitInRow=1,
+            hAlign="RIGHT" if self.book.rtl else "LEFT",
+            spaceBefore=4,
+            spaceAfter=10,
+        )
+        commands: list[tuple[Any, ...]] = [
+            ("FONT", (0, 0), (-1, -1), family("latin").face()),  # not Helvetica (unembedded)
+            ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ("GRID", (0, 0), (-1, -1), 0.4, colors.lightgrey),
+            ("BOX", (0, 0), (-1, -1), 0.6, TABLE_RULE),
+            ("LEFTPADDING", (0, 0), (-1, -1), TABLE_PADDING),
+            ("RIGHTPADDING", (0, 0), (-1, -1), TABLE_PADDING),
+            ("TOPPADDING", (0, 0), (-1, -1), TABLE_PADDING - 1),
+            ("BOTTOMPADDING", (0, 0), (-1, -1), TABLE_PADDING),
+        ]
+        if block.header:
+            commands += [
+                ("BACKGROUND", (0, 0), (-1, 0), TABLE_HEADER_FILL),
+                ("LINEBELOW", (0, 0), (-1, 0), 0.8, TABLE_RULE),
+            ]
+        table.setStyle(TableStyle(commands))
+        return table
+
     def _notice(self, page: ExportPage) -> Flowable:
-        flowable = self._text([Span(page_notice(page))], NOTICE)
+        flowable = self._text([Span(page_notice(page, self.book.labels))], NOTICE)
         assert flowable is not None  # a notice always has text
         return flowable
 

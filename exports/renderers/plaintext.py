@@ -24,5 +24,5 @@ class PlainTextRenderer(TextRenderer):
     def text_of(self, page: ExportPage) -> str:
         return plain_text_of(page.translation)
 
-    def notice_of(self, page: ExportPage, source_language: str | None) -> str:
-        return "\n\n".join([page_notice(page), *source_paragraphs(page.kept_source, source_language)])
+    def notice_of(self, page: ExportPage, book: ExportBook) -> str:
+        return "\n\n".join([page_notice(page, book.labels), *source_paragraphs(page.kept_source, book.source_language)])

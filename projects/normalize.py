@@ -32,6 +32,9 @@ from projects.jobs import job_stop_for_failed_source, job_wake_if_ready
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
 from projects.rendering import RenderedPage, pages_render, thumbnail_make
 from projects.sniffing import source_inspect
+from projects.structure.book import STRUCTURE_LOOKAHEAD_PAGES, STRUCTURE_WINDOW_PAGES, pages_structure
+from projects.structure.words import word_list
+from translation.languages import language_detect
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +43,10 @@ _COPY_CHUNK_BYTES = 1024 * 1024
 _REFUSED = (ProjectStatus.FAILED, ProjectStatus.CANCELLING, ProjectStatus.CANCELLED)
 # The failure code of a normalize stopped on our side: normalize may run again.
 SERVER_ERROR = "server_error"
+
+
+# A page whose image and text are stored (it is prepared once its body is read, too).
+_STORED = Q(prepared=True) | ~Q(image_key="")
 
 
 class _MorePages(Exception):
@@ -148,7 +155,7 @@ def normalize_run(*, project_id: uuid.UUID | str, page_limit: int | None = None)
             return
         _page_rows_ensure(project)  # a project queued before page rows were made up front
         project.normalize_state = NormalizeState.RUNNING
-        project.normalize_pages_done = project.pages.filter(prepared=True).count()
+        project.normalize_pages_done = project.pages.filter(_STORED).count()
         project.normalize_heartbeat_at = timezone.now()
         project.save(update_fields=["normalize_state", "normalize_pages_done", "normalize_heartbeat_at"])
     try:
@@ -256,7 +263,7 @@ def source_local_copy(project: Project) -> Iterator[Path]:
 def _pages_make(project: Project, *, page_limit: int | None = None) -> int:
     """Render and store every page not prepared yet (at most `page_limit` of them, then
     _MorePages); returns the book's page count."""
-    prepared = set(project.pages.filter(prepared=True).values_list("index", flat=True))
+    prepared = set(project.pages.filter(_STORED).values_list("index", flat=True))
     start = 1
     while start in prepared:
         start += 1
@@ -274,15 +281,23 @@ def _pages_make(project: Project, *, page_limit: int | None = None) -> int:
         )
         with closing(rendered):
             stored = 0
-            for page in rendered:
-                highest = page.index
-                if page.index in prepared:
-                    continue
-                if page_limit is not None and stored >= page_limit:
-                    raise _MorePages
-                _page_store(project, page)
-                stored += 1
-    return max(highest, start - 1, max(prepared, default=0))
+            try:
+                for page in rendered:
+                    highest = page.index
+                    if page.index in prepared:
+                        continue
+                    if page_limit is not None and stored >= page_limit:
+                        raise _MorePages
+                    _page_store(project, page)
+                    pages_structure_advance(project, through=page.index, complete=False)
+                    stored += 1
+            except ServiceError:
+                # The file gives no page after these: the pages read are the book's, as they are.
+                pages_structure_advance(project, through=max(highest, start - 1), complete=True)
+                raise
+    page_count = max(highest, start - 1, max(prepared, default=0))
+    pages_structure_advance(project, through=page_count, complete=True)
+    return page_count
 
 
 def _page_store(project: Project, rendered: RenderedPage) -> None:
@@ -296,6 +311,7 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
         ContentFile(rendered.thumbnail if rendered.thumbnail is not None else thumbnail_make(rendered.png_path)),
     )
     words = len(rendered.text.split())
+    # Prepared (ready to translate) once its body is read with its neighbours' (pages_structure_advance).
     fields = {
         "source_name": rendered.source_name[:255],
         "image_key": image_key,
@@ -306,7 +322,6 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
         "layout": rendered.layout,
         "has_text_layer": words > 0,
         "word_count": words,
-        "prepared": True,
         "updated_at": timezone.now(),
     }
     with transaction.atomic():
@@ -315,9 +330,51 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
         ):
             storage_delete_quietly([image_key, thumbnail_key])
             raise _ProjectGone
-        page, _ = Page.objects.update_or_create(project=project, index=rendered.index, defaults=fields)
-        if page.job_id is not None:
-            job_wake_if_ready(job_id=page.job_id)
+        Page.objects.update_or_create(project=project, index=rendered.index, defaults=fields)
+
+
+def pages_structure_advance(project: Project, *, through: int, complete: bool) -> None:
+    """Read the body of every stored page that can be decided now (`projects.structure.book`):
+    pages 1 to `through` are stored; `complete`: they are the whole book. Each decided page
+    gets its Markdown, furniture and word count and is prepared, and a batch waiting for it
+    is woken when it was the batch's last page."""
+    undecided = project.pages.filter(prepared=False, index__lte=through).order_by("index")
+    start = undecided.values_list("index", flat=True).first()
+    ready_through = through if complete else through - STRUCTURE_LOOKAHEAD_PAGES
+    if start is None or ready_through < start:
+        return
+    first_index = max(1, start - STRUCTURE_WINDOW_PAGES)
+    rows = list(
+        project.pages.filter(index__gte=first_index, index__lte=through)
+        .order_by("index")
+        .values_list("index", "layout", "carried_from", "text_layer")
+    )
+    carried_in = {index: origin for index, _, origin, _ in rows if origin is not None and index >= start}
+    language = project.source_language_override or language_detect(" ".join(row[3] for row in rows[:20])) or "en"
+    bodies = pages_structure(
+        [layout or {} for _, layout, _, _ in rows],
+        first_index=first_index,
+        start=start,
+        ready_through=ready_through,
+        carried_in=carried_in,
+        words=word_list(language),
+    )
+    with transaction.atomic():
+        for body in bodies:
+            changes: dict[str, object] = {"prepared": True, "structured": body.structured, "updated_at": timezone.now()}
+            if body.structured:
+                changes.update(
+                    source_markdown=body.markdown,
+                    furniture=list(body.furniture),
+                    carried_from=body.carried_from,
+                    word_count=body.words,
+                )
+            Page.objects.filter(project=project, index=body.index).update(**changes)
+            if body.carries_into:
+                Page.objects.filter(project=project, index__in=body.carries_into).update(carried_from=body.index)
+        waiting = project.pages.filter(index__in=[body.index for body in bodies], job__isnull=False)
+        for job_id in set(waiting.values_list("job_id", flat=True)):
+            job_wake_if_ready(job_id=job_id)
 
 
 def _storage_replace(key: str, content: File) -> str:

@@ -61,6 +61,8 @@ from translation.engines import (
     engine_get,
     model_status_forget,
 )
+from translation.engines.markup import prose_of
+from translation.languages import language_detect
 from wallet.models import CauseType, Hold
 from wallet.pricing import batch_charge_cap
 from wallet.services import hold_settle
@@ -68,6 +70,8 @@ from wallet.services import hold_settle
 logger = logging.getLogger(__name__)
 
 CONTEXT_CHARS = 600
+BOOK_LANGUAGE_PAGES = 40
+BOOK_LANGUAGE_CHARS = 20_000
 # A failed page's failureCode, beside the engines' own (EngineError.code).
 FAILURE_ENGINE = "engine_error"
 FAILURE_INCOMPLETE = "translation_incomplete"  # the completeness check refused the translation
@@ -131,16 +135,37 @@ def _image_loader(key: str) -> Callable[[], bytes]:
     return load
 
 
-def _page_input(project: Project, page: Page, previous: str) -> PageInput:
+def page_source(page: Page) -> str:
+    """What is translated of a page: its body as Markdown when it was read with its layout
+    (furniture left out, a paragraph carried over the page break whole, headings, code),
+    else its text layer ("" for a page read from its image)."""
+    return page.source_markdown if page.structured else page.text_layer
+
+
+def book_language(project: Project) -> str | None:
+    """The language of the book's text (its source language when set), told from the prose
+    of its first BOOK_LANGUAGE_PAGES prepared pages: what a page too short, or too full of
+    code, to tell its own language is read in."""
+    if project.source_language_override:
+        return project.source_language_override
+    sample = project.pages.filter(prepared=True).order_by("index")[:BOOK_LANGUAGE_PAGES]
+    texts = sample.values_list("structured", "source_markdown", "text_layer")
+    prose = " ".join(prose_of(markdown) if structured else text for structured, markdown, text in texts)
+    return language_detect(prose[:BOOK_LANGUAGE_CHARS])
+
+
+def _page_input(project: Project, page: Page, previous: str, language: str | None = None) -> PageInput:
     return PageInput(
         page_id=str(page.pk),
         index=page.index,
-        text=page.text_layer,
+        text=page_source(page),
         image=None if page.text_layer.strip() else _image_loader(page.image_key),
         source_language=page.source_language_override or project.source_language_override,
         target_language=project.target_language_code,
         previous_context=previous[-CONTEXT_CHARS:],
         glossary=dict(project.glossary or {}),
+        structured=page.structured,
+        book_language=language,
     )
 
 
@@ -148,12 +173,14 @@ def _previous_pages_context(project: Project, pages: list[Page]) -> dict[int, st
     """For each page, the end of the page before it (one query for the batch): its
     translation when it has one; else its source text, since in a batch running
     concurrently the previous page is usually translated at the same time."""
-    before = project.pages.filter(index__in=[page.index - 1 for page in pages]).values_list(
-        "index", "status", "translation", "text_layer"
+    before = project.pages.filter(index__in=[page.index - 1 for page in pages]).only(
+        "index", "status", "translation", "text_layer", "source_markdown", "structured"
     )
     context = {
-        index + 1: translation if status == PageStatus.APPROVED and translation else text_layer
-        for index, status, translation, text_layer in before
+        page.index + 1: page.translation
+        if page.status == PageStatus.APPROVED and page.translation
+        else page_source(page)
+        for page in before
     }
     return {page.index: context.get(page.index, "") for page in pages}
 
@@ -283,7 +310,8 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
     outcome = BatchOutcome(job=job)
     pages = list(job.pages.filter(status=PageStatus.IN_PROGRESS).order_by("index"))
     previous = _previous_pages_context(project, pages)
-    inputs = {page.pk: _page_input(project, page, previous[page.index]) for page in pages}
+    language = book_language(project)
+    inputs = {page.pk: _page_input(project, page, previous[page.index], language) for page in pages}
     done = job.page_count - len(pages)
 
     def handle(page: Page, future: Future[tuple[PageResult | None, str]]) -> None:

@@ -138,6 +138,15 @@ def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
             if candidate.line.ref in kinds and _page_number(candidate.line.text) is not None:
                 kinds[candidate.line.ref] = FurnitureKind.PAGE_NUMBER
 
+    for page_candidates, layout in zip(candidates, layouts, strict=True):
+        # A page whose every line looks like furniture keeps its text: a running line with
+        # nothing under it is the page's body (a book of one-line pages, a title page).
+        refs = {candidate.line.ref for candidate in page_candidates if candidate.line.ref in kinds}
+        if refs and len(refs) == len(page_lines(layout, page=page_candidates[0].line.ref.page)):
+            for ref in refs:
+                if kinds[ref] is not FurnitureKind.PAGE_NUMBER:
+                    del kinds[ref]
+
     pages: list[PageFurniture] = []
     for index, page_candidates in enumerate(candidates):
         found = sorted(

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.markdown import code_span, markdown_escape
+
 Layout = Mapping[str, Any]
 
 
@@ -34,6 +36,9 @@ class PageLine:
     bottom: float
     text: str
     size: float
+    bold: bool = False  # every span of the line is bold
+    mono: bool = False  # every span of the line is set in a monospace font
+    markdown: str = ""  # its text as Markdown: prose escaped, monospace runs as `code`
 
     @property
     def height(self) -> float:
@@ -54,6 +59,35 @@ def spans_text(spans: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
+def spans_markdown(spans: Sequence[Mapping[str, Any]]) -> str:
+    """A line's text as Markdown: like `spans_text`, prose escaped and each run of
+    monospace spans one code span (an option, a command, an identifier set as code)."""
+    parts: list[str] = []
+    code: list[str] = []
+
+    def code_close() -> None:
+        if code:
+            parts.append(code_span("".join(code)))
+            code.clear()
+
+    for span in spans:
+        text = " ".join(str(span.get("text", "")).split())
+        if not text:
+            continue
+        gap = "" if span.get("glued") or not (parts or code) else " "
+        if span.get("mono"):
+            if code:
+                code.append(gap + text)
+            else:
+                parts.append(gap)
+                code.append(text)
+        else:
+            code_close()
+            parts.append(gap + markdown_escape(text))
+    code_close()
+    return "".join(parts)
+
+
 def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
     """The lines of one page in the layout's reading order (blocks, then lines in a block)."""
     lines: list[PageLine] = []
@@ -65,6 +99,7 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
                 continue
             x0, top, x1, bottom = (float(value) for value in line["bbox"])
             size = max((float(span.get("size") or 0.0) for span in spans), default=0.0) or bottom - top
+            inked = [span for span in spans if str(span.get("text", "")).strip()]
             lines.append(
                 PageLine(
                     ref=LineRef(page=page, block=block_index, line=line_index),
@@ -74,6 +109,9 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
                     bottom=bottom,
                     text=" ".join(text.split()),
                     size=size,
+                    bold=all(span.get("bold") for span in inked),
+                    mono=all(span.get("mono") for span in inked),
+                    markdown=spans_markdown(inked),
                 )
             )
     return lines

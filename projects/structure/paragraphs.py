@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
 
+from core.markdown import block_start_escape
 from projects.structure.furniture import BookFurniture, furniture_detect
 from projects.structure.lines import Layout, LineRef, PageLine, page_lines
 from projects.structure.words import Vocabulary, WordList, hyphenation_resolve, vocabulary_collect
@@ -41,14 +43,24 @@ GAP_LINE_HEIGHTS = 0.8
 INDENT_LINE_HEIGHTS = 0.8
 SHORT_LINE = 0.15
 FONT_SIZE_CHANGE = 0.15
+HEADING_MAX_LINES = 3
+HEADING_MAX_CHARS = 160
+CODE_GAP_LINE_HEIGHTS = 2.5
+ROW_OVERLAP = 0.5  # lines whose tops are within half a line height are one row of a listing
 
 _BULLETS = ("\u2022", "\u25e6", "\u25aa", "\u2023", "\u25cf", "\u25cb", "\u25a0", "\u25a1", "\u2013")
 _SENTENCE_END = re.compile("[.!?:\u3002\uff01\uff1f][\"'\u201d\u2019)\\]]*$")
 _HYPHENS = ("-", "\u00ad", "\u2010")
+_LEADERS = re.compile(r"(?:\.\s?){4,}\s*(?:\d+|[ivxlc]+)$")  # a contents or index line: dot leaders, a page
+_LEADER_DOTS = re.compile(r"\s*(?:\.\s?){4,}\s*")
+_SECTION_NUMBER = re.compile(r"(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
 
 
 class ParagraphKind(StrEnum):
     PARAGRAPH = "paragraph"
+    HEADING = "heading"
+    LIST_ITEM = "list_item"
+    CODE = "code"
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,8 @@ class Paragraph:
     page: int
     end_page: int
     lines: tuple[LineRef, ...]
+    markdown: str = ""  # the paragraph as a Markdown block (heading, list item, fenced code, prose)
+    level: int = 0  # a heading's level (1-4)
 
     @property
     def carried(self) -> bool:
@@ -78,6 +92,11 @@ class PageText:
     paragraphs: tuple[Paragraph, ...]
     carried_from: int | None
 
+    @property
+    def markdown(self) -> str:
+        """The page's body as Markdown: its paragraphs' blocks, a blank line apart."""
+        return "\n\n".join(paragraph.markdown for paragraph in self.paragraphs if paragraph.markdown)
+
 
 @dataclass(frozen=True)
 class BookText:
@@ -91,6 +110,8 @@ class _Draft:
     lines: list[PageLine]
     body_left: float  # the body text's left and right edges on the page of its last line
     body_right: float
+    kind: ParagraphKind = ParagraphKind.PARAGRAPH
+    level: int = 0
 
 
 def book_text_build(
@@ -98,31 +119,47 @@ def book_text_build(
     *,
     words: WordList,
     furniture: BookFurniture | None = None,
+    carried_in: Mapping[int, int] | None = None,
+    body_size: float | None = None,
+    excluded: frozenset[LineRef] = frozenset(),
 ) -> BookText:
     """The paragraphs of a book's pages (in book order), furniture left out; `furniture`
     defaults to `furniture_detect(layouts)`, `words` is the source language's word list
-    (`words.word_list`)."""
+    (`words.word_list`). `carried_in` maps pages (positions in `layouts`) whose first
+    paragraph was already carried onto an earlier page, outside `layouts`, to that page:
+    those lines are left out and no paragraph before them is carried on (a book read in
+    windows decides each page break once). `body_size` is the body text's font size
+    (default: the most common in `layouts`); `excluded` lines are left out too (tables)."""
     furniture = furniture if furniture is not None else furniture_detect(layouts)
-    excluded = furniture.refs()
+    carried_in = carried_in or {}
+    excluded = furniture.refs() | excluded
     bodies = [
         [line for line in page_lines(layout, page=index) if line.ref not in excluded]
         for index, layout in enumerate(layouts)
     ]
     vocabulary = vocabulary_collect(line.text for body in bodies for line in body)
+    body_size = body_size or body_font_size(line for body in bodies for line in body)
 
     drafts_by_page: list[list[_Draft]] = []
     for body in bodies:
         body_left = min((line.x0 for line in body), default=0.0)
         body_right = max((line.x1 for line in body), default=0.0)
-        drafts_by_page.append(
-            [_Draft(lines=group, body_left=body_left, body_right=body_right) for group in _page_paragraphs(body)]
-        )
+        drafts = [_Draft(lines=group, body_left=body_left, body_right=body_right) for group in _page_paragraphs(body)]
+        for draft in drafts:
+            draft.kind, draft.level = _kind(draft.lines, body_size=body_size)
+        drafts_by_page.append(drafts)
 
     pages: list[PageText] = []
     carried_from: list[int | None] = [None] * len(layouts)
     open_draft: _Draft | None = None
     for index, drafts in enumerate(drafts_by_page):
-        if open_draft is not None and drafts and _continues(open_draft, drafts[0]):
+        if index in carried_in:
+            carried_from[index] = carried_in[index]
+            drafts_by_page[index] = drafts = drafts[1:]
+            open_draft = None
+            if not drafts:
+                continue
+        elif open_draft is not None and drafts and _continues(open_draft, drafts[0]):
             carried_from[index] = open_draft.lines[0].ref.page
             open_draft.lines.extend(drafts[0].lines)
             open_draft.body_left, open_draft.body_right = drafts[0].body_left, drafts[0].body_right
@@ -160,14 +197,108 @@ def lines_join(texts: Sequence[str], *, vocabulary: Vocabulary, words: WordList)
     return text
 
 
+def body_font_size(lines: Iterable[PageLine]) -> float:
+    """The body text's font size: the size most of the (non-monospace) text is set in."""
+    weight: Counter[float] = Counter()
+    for line in lines:
+        if not line.mono and line.size > 0:
+            weight[round(line.size, 1)] += len(line.text)
+    return weight.most_common(1)[0][0] if weight else 0.0
+
+
+def _kind(lines: Sequence[PageLine], *, body_size: float) -> tuple[ParagraphKind, int]:
+    """A draft's kind (and a heading's level): code when every line is monospace; a heading
+    when it is short, of one to three lines, ends no sentence, and is set larger than the
+    body (the more, the higher) or bold with a section number; a list item after a bullet."""
+    if all(line.mono for line in lines):
+        return ParagraphKind.CODE, 0
+    text = " ".join(line.text for line in lines)
+    numbered = _SECTION_NUMBER.match(text)
+    size = max(line.size for line in lines)
+    ratio = size / body_size if body_size > 0 else 1.0
+    heading_like = (
+        len(lines) <= HEADING_MAX_LINES
+        and len(text) <= HEADING_MAX_CHARS
+        and not re.search(r"[.,;]$", text)
+        and any(character.isalpha() for character in text)
+    )
+    if heading_like and ratio >= 1 + FONT_SIZE_CHANGE:
+        level = 1 if ratio >= 1.6 else 2 if ratio >= 1.3 else 3
+        if numbered:
+            level = max(level, min(numbered.group(1).count(".") + 1, 4))
+        return ParagraphKind.HEADING, level
+    if heading_like and all(line.bold for line in lines) and numbered and ratio > 1 - FONT_SIZE_CHANGE:
+        return ParagraphKind.HEADING, min(numbered.group(1).count(".") + 2, 4)
+    if text.startswith(_BULLETS):
+        return ParagraphKind.LIST_ITEM, 0
+    return ParagraphKind.PARAGRAPH, 0
+
+
 def _paragraph(draft: _Draft, *, vocabulary: Vocabulary, words: WordList) -> Paragraph:
+    text = lines_join([line.text for line in draft.lines], vocabulary=vocabulary, words=words)
+    if draft.kind is ParagraphKind.CODE:
+        markdown = code_block(draft.lines)
+    else:
+        inline = lines_join([line.markdown or line.text for line in draft.lines], vocabulary=vocabulary, words=words)
+        if _LEADERS.search(text):  # a contents line: its dot leaders are one ellipsis
+            inline = _LEADER_DOTS.sub(" \u2026 ", inline)
+        if draft.kind is ParagraphKind.HEADING:
+            markdown = f"{'#' * draft.level} {inline}"
+        elif draft.kind is ParagraphKind.LIST_ITEM:
+            markdown = f"- {block_start_escape(inline.lstrip(''.join(_BULLETS)).lstrip())}"
+        else:
+            markdown = block_start_escape(inline)
     return Paragraph(
-        text=lines_join([line.text for line in draft.lines], vocabulary=vocabulary, words=words),
-        kind=ParagraphKind.PARAGRAPH,
+        text=text,
+        kind=draft.kind,
         page=draft.lines[0].ref.page,
         end_page=draft.lines[-1].ref.page,
         lines=tuple(line.ref for line in draft.lines),
+        markdown=markdown,
+        level=draft.level,
     )
+
+
+def code_block(lines: Sequence[PageLine]) -> str:
+    """Monospace lines as a fenced code block, set as on the page: lines side by side (the
+    columns of a preformatted table, which the PDF's layout analysis reads as separate
+    blocks) make one row, each at its column (its x offset over the font's character
+    width); a listing's line numbers are left out."""
+    widths = [(line.x1 - line.x0) / len(line.text) for line in lines if len(line.text) >= 4]
+    char_width = statistics.median(widths) if widths else 6.0
+    left = min(line.x0 for line in lines)
+    rows: list[list[PageLine]] = []
+    for line in sorted(lines, key=lambda line: (line.top, line.x0)):
+        if rows and line.top < rows[-1][0].top + ROW_OVERLAP * max(rows[-1][0].height, 1.0):
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    texts: list[str] = []
+    for row in rows:
+        text = ""
+        for line in sorted(row, key=lambda line: line.x0):
+            column = max(0, round((line.x0 - left) / char_width))
+            text = text.ljust(column) if len(text) < column else (text + " " if text else text)
+            text += line.text
+        texts.append(text.rstrip())
+    texts = _line_numbers_removed(texts)
+    body = "\n".join(texts)
+    longest = max((len(run) for run in re.findall("`{3,}", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{body}\n{fence}"
+
+
+def _line_numbers_removed(texts: list[str]) -> list[str]:
+    """A listing whose lines start with numbers counting up by one loses them."""
+    numbers = [re.match(r"\s*(\d+)(\s|$)", text) for text in texts]
+    if len(texts) < 3 or not all(numbers):
+        return texts
+    values = [int(match.group(1)) for match in numbers if match]
+    if any(b - a != 1 for a, b in pairwise(values)):
+        return texts
+    stripped = [text[match.end() :] if match else text for text, match in zip(texts, numbers, strict=True)]
+    indent = min((len(text) - len(text.lstrip()) for text in stripped if text.strip()), default=0)
+    return [text[indent:] for text in stripped]
 
 
 def _page_paragraphs(body: list[PageLine]) -> list[list[PageLine]]:
@@ -176,8 +307,36 @@ def _page_paragraphs(body: list[PageLine]) -> list[list[PageLine]]:
         blocks.setdefault(line.ref.block, []).append(line)
     paragraphs: list[list[PageLine]] = []
     for lines in blocks.values():
-        paragraphs.extend(_block_paragraphs(lines))
+        for run in _runs_by_font(lines):
+            if run[0].mono:
+                if paragraphs and paragraphs[-1][-1].mono and _adjacent(paragraphs[-1], run):
+                    paragraphs[-1].extend(run)
+                else:
+                    paragraphs.append(run)
+            else:
+                paragraphs.extend(_block_paragraphs(run))
     return paragraphs
+
+
+def _runs_by_font(lines: list[PageLine]) -> list[list[PageLine]]:
+    """A block's lines cut where monospace lines start or end, and where the font size changes."""
+    runs: list[list[PageLine]] = [[lines[0]]]
+    for previous, line in pairwise(lines):
+        resized = abs(line.size - previous.size) > FONT_SIZE_CHANGE * max(line.size, previous.size)
+        if line.mono != previous.mono or resized:
+            runs.append([line])
+        else:
+            runs[-1].append(line)
+    return runs
+
+
+def _adjacent(listing: list[PageLine], run: list[PageLine]) -> bool:
+    """Monospace lines that belong to the listing before them, which the PDF's layout
+    analysis put in another block: below it by at most a few lines, or beside it (a
+    column of a preformatted table)."""
+    top, bottom = min(line.top for line in listing), max(line.bottom for line in listing)
+    height = max(listing[-1].height, 1.0)
+    return top - height <= run[0].top <= bottom + CODE_GAP_LINE_HEIGHTS * height
 
 
 def _block_paragraphs(lines: list[PageLine]) -> list[list[PageLine]]:
@@ -211,7 +370,7 @@ def _starts_paragraph(
         return True
     if line.top - previous.bottom > GAP_LINE_HEIGHTS * height:
         return True
-    if line.text.startswith(_BULLETS):
+    if line.text.startswith(_BULLETS) or _LEADERS.search(previous.text) or _LEADERS.search(line.text):
         return True
     if (
         line.x0 > left + indent
@@ -225,6 +384,10 @@ def _starts_paragraph(
 
 
 def _continues(draft: _Draft, following: _Draft) -> bool:
+    if draft.kind not in (ParagraphKind.PARAGRAPH, ParagraphKind.LIST_ITEM) or following.kind is not (
+        ParagraphKind.PARAGRAPH
+    ):
+        return False
     last, first = draft.lines[-1], following.lines[0]
     if _SENTENCE_END.search(last.text):
         return False

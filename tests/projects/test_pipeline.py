@@ -5,6 +5,7 @@ as its own pages are prepared, while the rest of the book is still being rendere
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from projects import jobs
@@ -23,12 +24,12 @@ PAGES = 6
 
 @pytest.fixture(autouse=True)
 def _small_tasks(settings):
-    """Books over 2 pages render on a worker, 2 pages a task, on the echo engine."""
+    """Books over 2 pages render on a worker, 3 pages a task, on the echo engine."""
     settings.TRANSLATION_ENGINE = "echo"
     settings.ECHO_ENGINE_FAIL_PAGES = []
     settings.ECHO_ENGINE_UNAVAILABLE = False
     settings.NORMALIZE_INLINE_MAX_PAGES = 2
-    settings.NORMALIZE_TASK_PAGES = 2
+    settings.NORMALIZE_TASK_PAGES = 3
 
 
 def created_book(client, pages: int = PAGES) -> str:
@@ -44,7 +45,7 @@ def created_book(client, pages: int = PAGES) -> str:
 
 def normalize_task(project_id: str) -> None:
     """What one normalize task on a worker does (NORMALIZE_TASK_PAGES pages)."""
-    normalize_run(project_id=project_id, page_limit=2)
+    normalize_run(project_id=project_id, page_limit=settings.NORMALIZE_TASK_PAGES)
 
 
 def test_normalize_then_process_works_on_a_book_larger_than_the_inline_limit(user, auth_client):
@@ -73,27 +74,27 @@ def test_normalize_then_process_works_on_a_book_larger_than_the_inline_limit(use
     assert (status["state"], status["waitingOn"], status["title"]) == ("Calibrating", "queue", "Preparing pages")
     assert status["jobId"] == job_id
 
-    normalize_task(project_id)  # pages 1-2 prepared; the rest queued as another task
+    # Pages 1-3 read; page 1 prepared (a page is once the 2 after it are read, for its
+    # running headers); the rest queued as another task.
+    normalize_task(project_id)
     project = Project.objects.get(pk=project_id)
-    assert (project.normalize_state, project.normalize_pages_done) == (NormalizeState.QUEUED, 2)
+    assert (project.normalize_state, project.normalize_pages_done) == (NormalizeState.QUEUED, 3)
 
-    # Page 1 is translated while pages 3-6 are not rendered yet.
+    # Page 1 is translated while pages 4-6 are not rendered yet.
     assert job_run_next() == job_id
     pages = {page["index"]: page for page in auth_client.get(f"/v1/projects/{project_id}").json()["pages"]}
     assert pages[1]["status"] == "Approved"
-    assert [pages[index]["prepared"] for index in range(1, PAGES + 1)] == [True, True, False, False, False, False]
-    # The ladder queued the next rung (pages 2-6); it waits for pages 3-6.
+    assert [pages[index]["prepared"] for index in range(1, PAGES + 1)] == [True, False, False, False, False, False]
+    # The ladder queued the next rung (pages 2-6); it waits for them.
     next_job = jobs.job_in_flight(project=project)
     assert next_job is not None
     assert (next_job.status, next_job.page_count) == (JobStatus.QUEUED, 5)
     assert jobs.job_claim() is None
     status = auth_client.get(f"/v1/projects/{project_id}/status").json()
-    assert status["intake"] == {"preparedPages": 2, "totalPages": PAGES}
+    assert status["intake"] == {"preparedPages": 1, "totalPages": PAGES}
     assert status["progress"]["translatedPages"] == 1
 
-    normalize_task(project_id)
-    assert jobs.job_claim() is None  # page 6 still missing
-    normalize_task(project_id)
+    normalize_task(project_id)  # pages 4-6: the end of the book, every page prepared
     assert job_run_next() == str(next_job.pk)
 
     final = auth_client.get(f"/v1/projects/{project_id}").json()
@@ -110,9 +111,10 @@ def test_the_page_that_completes_a_waiting_batch_wakes_a_worker(user, auth_clien
     auth_client.post(f"/v1/projects/{project_id}/process")
 
     with django_capture_on_commit_callbacks() as callbacks:
-        normalize_task(project_id)
+        for _ in range(2):  # a page is prepared once the 2 pages after it are read (its structure)
+            normalize_task(project_id)
     woken = [callback for callback in callbacks if "_dispatch" in repr(callback)]
-    assert len(woken) == 1  # page 1 completed the calibration batch; page 2 is in no batch
+    assert len(woken) == 1  # page 1 completed the calibration batch; the others are in no batch
 
 
 def test_a_page_still_being_prepared_is_a_409_and_process_next_batch_waits_for_nothing(user, auth_client):
@@ -143,11 +145,11 @@ def test_a_file_found_unreadable_after_a_batch_ran_keeps_the_translated_pages(jw
     credit(project.owner, "50")
     client.post(f"/v1/projects/{project.pk}/normalize")
     client.post(f"/v1/projects/{project.pk}/process")
-    normalize_task(str(project.pk))
-    job_run_next()  # page 1 translated and charged; pages 2-6 queued, waiting for 3-6
+    normalize_task(str(project.pk))  # pages 1-3 read, page 1 prepared
+    job_run_next()  # page 1 translated and charged; pages 2-6 queued, waiting for them
 
-    normalize_task(str(project.pk))  # pages 3-4
-    normalize_task(str(project.pk))  # pages 5-6 cannot be read
+    # Pages 4-5 (rendered together), then page 6 cannot be read: 2-5 are the last pages.
+    normalize_task(str(project.pk))
 
     body = client.get(f"/v1/projects/{project.pk}").json()
     assert (body["status"], body["failure"]["code"]) == ("Failed", "file_corrupt")
@@ -156,6 +158,7 @@ def test_a_file_found_unreadable_after_a_batch_ran_keeps_the_translated_pages(jw
         (2, "Pending"),
         (3, "Pending"),
         (4, "Pending"),
+        (5, "Pending"),
     ]
     waiting = project.jobs.get(page_count=5)
     assert (waiting.status, waiting.charged_usd) == (JobStatus.FAILED, 0)  # its hold released whole

@@ -38,6 +38,10 @@ class PageInput:
     target_language: str  # ISO 639-1 (one of settings.TARGET_LANGUAGES)
     previous_context: str = ""  # the end of the previous page's translation (continuity)
     glossary: Mapping[str, str] = field(default_factory=dict)  # names/terms -> their translation
+    # `text` is the page's body as Markdown from its layout (docs/book-structure.md): code
+    # blocks, inline code and literals in it are kept verbatim (translation.engines.markup).
+    structured: bool = False
+    book_language: str | None = None  # the language of the book's text, when it could be told
 
     @property
     def has_text(self) -> bool:

@@ -13,6 +13,7 @@ without a pair fails with PageLanguageUnsupported. It reads no page images (no O
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -32,7 +33,7 @@ from translation.engines.base import (
     pairs_capabilities,
     tokens_estimate,
 )
-from translation.languages import language_detect
+from translation.engines.markup import page_language
 
 NAME = "echo"
 MODEL = "echo-1"
@@ -40,6 +41,17 @@ MODEL = "echo-1"
 
 def echo_marker(target_language: str) -> str:
     return f"[echo → {target_language}]"
+
+
+def _marked(marker: str, text: str) -> str:
+    """The page's text with the marker in its first block (after a heading's `#`s or a
+    list item's dash), or before it when it starts with code or a table."""
+    syntax = re.match(r"(#{1,6} |- )", text)
+    if syntax:
+        return text[: syntax.end()] + marker + " " + text[syntax.end() :]
+    if text.startswith(("```", "~~~", "|")):
+        return f"{marker}\n\n{text}"
+    return f"{marker} {text}".rstrip()
 
 
 def echo_pairs_parse(pairs: Iterable[str]) -> list[tuple[str, str]]:
@@ -97,7 +109,7 @@ class EchoEngine:
             time.sleep(self.delay_seconds)
         self._failure_raise(page)
         source_text = page.text if page.has_text or page.image is None else ""
-        source_language = page.source_language or language_detect(source_text)
+        source_language = page_language(page, source_text)
         if source_language is not None and not self._capabilities.translates(
             source_language=source_language, target_language=page.target_language
         ):
@@ -107,7 +119,8 @@ class EchoEngine:
         if page.index in self.blank_pages:
             translation = ""
         elif page.has_text or page.image is None:
-            translation = f"{echo_marker(page.target_language)} {page.text.strip()}".rstrip()
+            marker = echo_marker(page.target_language)
+            translation = _marked(marker, page.text.strip()) if page.structured else f"{marker} {page.text.strip()}"
         else:
             size = len(page.image())
             translation = f"{echo_marker(page.target_language)} (page {page.index}: an image of {size} bytes)"

@@ -42,7 +42,8 @@ from translation.engines.base import (
     pairs_capabilities,
     tokens_estimate,
 )
-from translation.languages import ISO_639_1, ISO_639_3, language_detect
+from translation.engines.markup import page_language, segments_join, segments_split
+from translation.languages import ISO_639_1, ISO_639_3
 
 NAME = "local"
 DISCOVERY_SECONDS = 60.0  # installed pairs and OCR languages are looked up again this often
@@ -151,12 +152,14 @@ class LocalEngine:
     def translate(self, page: PageInput) -> PageResult:
         pairs, ocr_languages = self._discover()
         model = "apertium"
+        markdown = page.structured  # a text layer read with its layout, or an OCR transcription
         if page.has_text or page.image is None:
             source_text = page.text
         else:
+            markdown = True
             source_text = self._ocr(page.image(), page.source_language, ocr_languages)
             model = "tesseract+apertium"
-        source = page.source_language or language_detect(source_text)
+        source = page_language(page, source_text)
         if not source_text.strip() or source == page.target_language:
             translation = source_text.strip()
         else:
@@ -169,7 +172,11 @@ class LocalEngine:
                 raise PageLanguageUnsupported(
                     engine=self.name, source_language=source, target_language=page.target_language
                 )
-            translation = self._apertium(mode, source_text, page.glossary)
+            translation = (
+                self._apertium_markdown(mode, source_text, page.glossary)
+                if markdown
+                else self._apertium(mode, source_text, page.glossary)
+            )
             model = f"{model} {mode}"
         prompt_tokens = tokens_estimate(source_text)
         completion_tokens = tokens_estimate(translation)
@@ -209,6 +216,18 @@ class LocalEngine:
         for placeholder, replacement in placeholders.items():
             translated = translated.replace(placeholder, replacement)
         return translated.strip()
+
+    def _apertium_markdown(self, mode: str, markdown: str, glossary: Mapping[str, str]) -> str:
+        """A page's Markdown with only its prose translated (`markup.segments_split`): the
+        texts go to Apertium in one call, a blank line apart (Apertium keeps line breaks),
+        or one by one if the call's answer does not split back into as many."""
+        segments = segments_split(markdown)
+        if not segments.texts:
+            return markdown
+        translated = re.split(r"\n[ \t]*\n", self._apertium(mode, "\n\n".join(segments.texts), glossary))
+        if len(translated) != len(segments.texts):
+            translated = [self._apertium(mode, text, glossary) for text in segments.texts]
+        return segments_join(segments, translated)
 
     def _run(
         self, command: list[str], *, stdin: bytes, check: bool = True, env: Mapping[str, str] | None = None

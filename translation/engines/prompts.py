@@ -26,6 +26,9 @@ Rules:
 order. Leave nothing out, summarise nothing, add nothing.
 - Keep the structure as Markdown: paragraphs separated by a blank line, headings with #, lists with - \
 or 1., emphasis with * and **, block quotes with >, tables as Markdown tables.
+- Code is never translated: copy code blocks (between ``` fences) and inline code (between backticks) \
+exactly, character for character, and keep URLs, file paths, command-line options and identifiers as \
+they are.
 - Use the glossary's translations exactly, every time the term appears.
 - The end of the previous page is given for continuity only: do not translate it or repeat it.
 - Do not add notes, explanations, greetings or commentary.

@@ -47,6 +47,7 @@ from translation.engines.base import (
     cost_usd,
     tokens_estimate,
 )
+from translation.engines.markup import literals_restored
 from translation.engines.prompts import chat_messages, reply_parse
 from translation.languages import language_detect
 
@@ -224,13 +225,18 @@ class VllmEngine:
             )
         reply = reply_parse(content, image_page=image is not None)
         source_text = page.text if image is None else (reply.transcription or "")
+        translation = reply.translation
+        if page.structured and image is None:
+            translation, lost = literals_restored(page.text, translation)
+            if lost:
+                raise EngineError(f"The model's translation lost code it must keep verbatim: {lost[0][:200]}")
         usage = data.get("usage")
         if not isinstance(usage, dict):
             usage = {}
         prompt_tokens = _int(usage.get("prompt_tokens"), default=tokens_estimate(str(body["messages"])))
         completion_tokens = _int(usage.get("completion_tokens"), default=tokens_estimate(content))
         return PageResult(
-            translation=reply.translation,
+            translation=translation,
             source_text=source_text,
             detected_source_language=page.source_language or reply.source_language or language_detect(source_text),
             engine=self.name,

@@ -1,0 +1,104 @@
+"""A book read in windows: each page's body decided once, in order, as its pages arrive.
+
+Normalize prepares a book's pages in order, in tasks of NORMALIZE_TASK_PAGES, and a batch
+may start as soon as its pages are prepared. The structure of a page depends on its
+neighbours (furniture repeats over nearby pages; a paragraph may run on to the next page),
+so `pages_structure` decides the pages from `start` on, given the layouts of the pages
+around them, and only those far enough from the last page read (`ready_through`) that what
+follows cannot change them. What it decided is stored with each page (docs/book-structure.md,
+"From layout to the page's Markdown"): the page's Markdown, its furniture, and the pages a
+carried paragraph took the first lines of (`carries_into`), which the next window is given
+back (`carried_in`) so that every page break is decided once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from projects.structure.furniture import BookFurniture, PageFurniture, furniture_detect
+from projects.structure.lines import Layout, page_lines
+from projects.structure.paragraphs import body_font_size, book_text_build
+from projects.structure.words import WordList
+
+# Pages of context before a page for its furniture (page numbers look 3 pages away), and
+# the pages after it read before it is decided (a running header repeats within 2 pages).
+STRUCTURE_WINDOW_PAGES = 4
+STRUCTURE_LOOKAHEAD_PAGES = 2
+
+
+@dataclass(frozen=True)
+class PageBody:
+    """What a page is, once decided: its body as Markdown (what is translated), its
+    furniture lines ({kind, text}), the page whose paragraph its first lines finish, and
+    the pages whose first lines its last paragraph takes (all 1-based book pages)."""
+
+    index: int
+    structured: bool  # it has a layout to read (else its text is read from its image)
+    markdown: str
+    furniture: tuple[Mapping[str, str], ...]
+    carried_from: int | None
+    carries_into: tuple[int, ...]
+
+    @property
+    def words(self) -> int:
+        return len(self.markdown.split())
+
+
+def pages_structure(
+    layouts: Sequence[Layout],
+    *,
+    first_index: int,
+    start: int,
+    ready_through: int,
+    carried_in: Mapping[int, int],
+    words: WordList,
+) -> list[PageBody]:
+    """The bodies of the pages from `start` (1-based) on, in order, up to the last one that
+    can be decided: `layouts` are the pages `first_index`, `first_index + 1`, ... (at least
+    STRUCTURE_WINDOW_PAGES before `start` where the book has them), and a page is decided
+    when it and the end of its last paragraph are at most `ready_through`. `carried_in`:
+    pages whose first lines an earlier, decided page took -> that page."""
+    offset = start - first_index
+    furniture = furniture_detect(layouts)
+    body_size = body_font_size(line for index, layout in enumerate(layouts) for line in page_lines(layout, page=index))
+    text = book_text_build(
+        layouts[offset:],
+        words=words,
+        furniture=_shifted(furniture, offset),
+        carried_in={page - start: origin - start for page, origin in carried_in.items() if page >= start},
+        body_size=body_size,
+    )
+    bodies: list[PageBody] = []
+    for page_text in text.pages:
+        index = start + page_text.page
+        ends = [paragraph.end_page + start for paragraph in page_text.paragraphs]
+        if index > ready_through or any(end > ready_through for end in ends):
+            break
+        lines = furniture.pages[page_text.page + offset].lines
+        bodies.append(
+            PageBody(
+                index=index,
+                structured=bool(layouts[page_text.page + offset].get("blocks")),
+                markdown=page_text.markdown,
+                furniture=tuple({"kind": line.kind.value, "text": line.text} for line in lines),
+                carried_from=carried_in.get(index)
+                if index in carried_in
+                else (None if page_text.carried_from is None else page_text.carried_from + start),
+                carries_into=tuple(range(index + 1, max(ends, default=index) + 1)),
+            )
+        )
+    return bodies
+
+
+def _shifted(furniture: BookFurniture, offset: int) -> BookFurniture:
+    """The furniture of the pages from `offset` on, numbered from 0 there."""
+    return BookFurniture(
+        pages=tuple(
+            PageFurniture(
+                page=page.page - offset,
+                lines=tuple(replace(line, ref=replace(line.ref, page=line.ref.page - offset)) for line in page.lines),
+            )
+            for page in furniture.pages[offset:]
+        )
+    )

@@ -1,0 +1,212 @@
+"""A page's Markdown, split into the prose an engine translates and the literal text it
+must keep: code blocks, inline code, URLs, e-mail addresses, options, file paths and
+identifiers (docs/book-structure.md, "Code and literal text").
+
+- `segments_split` reads a page's Markdown (as the book-structure layer writes it: blocks
+  a blank line apart, fenced code, `#` headings, `- ` list items, pipe tables) into a
+  template and the prose texts in it, with every literal replaced by a placeholder
+  (`⟦n⟧`, which machine translation passes through) and Markdown's escapes read as their
+  characters; `segments_join` puts translated prose back, escaped again, with every
+  literal as it was. The local engine translates only the prose this way.
+- `literals_restored` is the check for an engine that translates the Markdown whole (an
+  LLM told to keep code verbatim): the source's code blocks are put back over the
+  reply's, in order, and a literal the reply lost is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.markdown import block_start_escape, markdown_escape, markdown_unescape
+from translation.engines.base import PageInput
+from translation.languages import language_detect
+
+# A page's own language wins over the book's when its prose has this many letters.
+CONFIDENT_LETTERS = 150
+PLACEHOLDER = "\u27e6{}\u27e7"
+_PLACEHOLDER = re.compile("\u27e6(\\d+)\u27e7")
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
+_HEADING = re.compile(r"^(#{1,6} +)(.*)$")
+_LIST_ITEM = re.compile(r"^(\s*(?:[-+*]|\d+[.)]) +)(.*)$")
+_TABLE_DELIMITER = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+# Literal text in prose, never translated: URLs, e-mail addresses, command-line options,
+# file paths, file names, identifiers (snake_case, CamelCase with a capital inside, calls,
+# C++/Rust paths, names with digits such as BZ2).
+_LITERAL = re.compile(
+    r"(?:https?|ftp)://[^\s<>()]+[^\s<>().,;:!?'\"]"
+    r"|www\.[^\s<>()]+[^\s<>().,;:!?'\"]"
+    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|(?<![\w/-])--?[A-Za-z][\w-]*(?:=[^\s,;)]+)?"
+    r"|(?<![\w/])(?:~|\.{1,2})?(?:/[\w.+-]+)+/?"
+    r"|\b[\w-]+\.(?:c|h|cc|cpp|hpp|py|rs|go|js|ts|java|sh|txt|md|xml|json|ya?ml|toml|conf|cfg|ini|html?|css"
+    r"|pdf|gz|bz2|xz|zip|tar|so|o|a|dll|exe|deb|rpm|log|el|pl|rb|in|ac|am)\b"
+    r"|\b\w+(?:::\w+)+\b"
+    r"|\b\w+\(\)"
+    r"|\b[A-Za-z]\w*_\w*\b"
+    r"|\b[a-z]+[A-Z]\w*\b"
+    r"|\b[A-Z][a-z]+[A-Z]\w*\b"
+    r"|\b[A-Z]+\d\w*\b"
+)
+
+
+@dataclass
+class Segments:
+    """A page's Markdown as a template: `parts` are literal Markdown or, for an int, the
+    index of a prose text in `texts`; `literals` are what the placeholders stand for."""
+
+    parts: list[str | int]
+    texts: list[str]
+    literals: list[str]
+
+
+def segments_split(markdown: str) -> Segments:
+    """The prose of a page's Markdown, each text with its literals replaced by placeholders."""
+    segments = Segments(parts=[], texts=[], literals=[])
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        if fence is not None:
+            segments.parts.append(line + "\n")
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+            continue
+        opening = _FENCE.match(line.strip())
+        if opening:
+            fence = opening.group(1)
+            segments.parts.append(line + "\n")
+        elif not line.strip() or _TABLE_DELIMITER.match(line.strip()):
+            segments.parts.append(line + "\n")
+        elif line.lstrip().startswith("|"):
+            _table_row_split(line, segments)
+        else:
+            match = _HEADING.match(line) or _LIST_ITEM.match(line)
+            prefix, prose = (match.group(1), match.group(2)) if match else ("", line)
+            segments.parts.append(prefix)
+            _prose_add(prose, segments)
+            segments.parts.append("\n")
+    if segments.parts and segments.parts[-1] == "\n" and not markdown.endswith("\n"):
+        segments.parts.pop()
+    elif segments.parts and isinstance(segments.parts[-1], str) and not markdown.endswith("\n"):
+        segments.parts[-1] = str(segments.parts[-1]).removesuffix("\n")
+    return segments
+
+
+def _table_row_split(line: str, segments: Segments) -> None:
+    cells = re.split(r"(?<!\\)\|", line.strip())
+    segments.parts.append("|")
+    for cell in cells[1:-1] if line.strip().endswith("|") else cells[1:]:
+        segments.parts.append(" ")
+        _prose_add(cell.strip(), segments)
+        segments.parts.append(" |")
+    segments.parts.append("\n")
+
+
+def _prose_add(markdown: str, segments: Segments) -> None:
+    """One prose text: code spans kept whole, its escapes read, its literals protected."""
+    if not markdown.strip():
+        segments.parts.append(markdown)
+        return
+    pieces: list[str] = []
+    position = 0
+    for span in _CODE_SPAN.finditer(markdown):
+        pieces.append(_literals_protect(markdown_unescape(markdown[position : span.start()]), segments))
+        pieces.append(_placeholder(span.group(0), segments))
+        position = span.end()
+    pieces.append(_literals_protect(markdown_unescape(markdown[position:]), segments))
+    segments.parts.append(len(segments.texts))
+    segments.texts.append("".join(pieces))
+
+
+def _literals_protect(prose: str, segments: Segments) -> str:
+    return _LITERAL.sub(lambda match: _placeholder(markdown_escape(match.group(0)), segments), prose)
+
+
+def _placeholder(literal: str, segments: Segments) -> str:
+    segments.literals.append(literal)
+    return PLACEHOLDER.format(len(segments.literals) - 1)
+
+
+def segments_join(segments: Segments, translated: list[str]) -> str:
+    """The page's Markdown with its prose replaced by `translated` (one per text, in
+    order), escaped again, each placeholder back to its literal (a literal the
+    translation lost is appended to its text, so none is ever dropped)."""
+    if len(translated) != len(segments.texts):
+        raise ValueError(f"{len(translated)} translations for {len(segments.texts)} texts")
+    out: list[str] = []
+    for part in segments.parts:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        text = translated[part].strip()
+        wanted = [int(number) for number in _PLACEHOLDER.findall(segments.texts[part])]
+        found = {int(number) for number in _PLACEHOLDER.findall(text)}
+        text += "".join(f" {PLACEHOLDER.format(number)}" for number in wanted if number not in found)
+        pieces = _PLACEHOLDER.split(text)
+        rebuilt = "".join(
+            segments.literals[int(piece)] if index % 2 else markdown_escape(piece) for index, piece in enumerate(pieces)
+        )
+        at_block_start = not out or out[-1].endswith("\n") or out[-1] == ""
+        out.append(block_start_escape(rebuilt) if at_block_start else rebuilt)
+    return "".join(out)
+
+
+def code_blocks(markdown: str) -> list[str]:
+    """The fenced code blocks of a Markdown text, each whole (fences included), in order."""
+    blocks: list[str] = []
+    current: list[str] | None = None
+    fence = ""
+    for line in markdown.split("\n"):
+        if current is not None:
+            current.append(line)
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                blocks.append("\n".join(current))
+                current = None
+            continue
+        opening = _FENCE.match(line.strip())
+        if opening:
+            fence, current = opening.group(1), [line]
+    return blocks
+
+
+def literals_restored(source: str, translation: str) -> tuple[str, list[str]]:
+    """The translation with the source's code blocks put back over its own, in order (a
+    model may touch a comment or an indent), and the source's code blocks and inline
+    code it lost (empty: every literal is there)."""
+    source_blocks, translated_blocks = code_blocks(source), code_blocks(translation)
+    lost: list[str] = []
+    if len(source_blocks) == len(translated_blocks):
+        for original, translated in zip(source_blocks, translated_blocks, strict=True):
+            translation = translation.replace(translated, original, 1)
+    else:
+        lost.extend(block for block in source_blocks if block not in translation)
+    outside = _CODE_SPAN.findall(_without_code_blocks(source))
+    lost.extend(f"{fence}{code}{fence}" for fence, code in outside if f"{fence}{code}{fence}" not in translation)
+    return translation, lost
+
+
+def _without_code_blocks(markdown: str) -> str:
+    for block in code_blocks(markdown):
+        markdown = markdown.replace(block, "")
+    return markdown
+
+
+def prose_of(markdown: str) -> str:
+    """The prose of a page's Markdown: what is translated, without code or literals."""
+    return " ".join(_PLACEHOLDER.sub(" ", text) for text in segments_split(markdown).texts)
+
+
+def page_language(page: PageInput, text: str) -> str | None:
+    """The language a page is translated from: its source language when set; else the one
+    its prose (`text`, code and literals aside on a structured page) is detected in when
+    it has enough of it (CONFIDENT_LETTERS), else the book's. So a short page, a page of
+    code, a contents or an index page is read in the book's language, and a long page in
+    another language is translated from its own."""
+    if page.source_language:
+        return page.source_language
+    prose = prose_of(text) if page.structured else text
+    detected = language_detect(prose)
+    letters = sum(character.isalpha() for character in prose)
+    if detected is not None and (letters >= CONFIDENT_LETTERS or page.book_language is None):
+        return detected
+    return page.book_language or detected

@@ -208,6 +208,8 @@ def _debian_page(name: str, page: int) -> dict[str, Any]:
         ("shared-mime-info", 11, "structure listing in a monospace font"),
         ("valgrind", 332, "a list of bug numbers with hanging indents"),
         ("valgrind", 140, "justified prose whose words poppler sets apart"),
+        ("valgrind", 53, "two lines of names that happen to line up"),
+        ("debian-faq", 65, "a numbered heading right under a line of prose"),
     ],
 )
 def test_real_pages_without_a_table_give_none(name: str, page: int, what: str) -> None:

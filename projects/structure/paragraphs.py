@@ -36,6 +36,7 @@ from itertools import pairwise
 from core.markdown import block_start_escape
 from projects.structure.furniture import BookFurniture, furniture_detect
 from projects.structure.lines import Layout, LineRef, PageLine, page_lines
+from projects.structure.tables import Table, tables_find
 from projects.structure.words import Vocabulary, WordList, hyphenation_resolve, vocabulary_collect
 
 GAP_FACTOR = 1.4
@@ -61,6 +62,7 @@ class ParagraphKind(StrEnum):
     HEADING = "heading"
     LIST_ITEM = "list_item"
     CODE = "code"
+    TABLE = "table"
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,8 @@ def book_text_build(
     (default: the most common in `layouts`); `excluded` lines are left out too (tables)."""
     furniture = furniture if furniture is not None else furniture_detect(layouts)
     carried_in = carried_in or {}
-    excluded = furniture.refs() | excluded
+    tables = [tables_find(layout, page=index) for index, layout in enumerate(layouts)]
+    excluded = furniture.refs() | excluded | frozenset(ref for found in tables for table in found for ref in table.refs)
     bodies = [
         [line for line in page_lines(layout, page=index) if line.ref not in excluded]
         for index, layout in enumerate(layouts)
@@ -170,10 +173,12 @@ def book_text_build(
         open_draft = drafts[-1] if drafts else None
 
     for index, drafts in enumerate(drafts_by_page):
+        placed = [(draft.lines[0].top, _paragraph(draft, vocabulary=vocabulary, words=words)) for draft in drafts]
+        placed.extend((table.top, _table_paragraph(table, page=index)) for table in tables[index])
         pages.append(
             PageText(
                 page=index,
-                paragraphs=tuple(_paragraph(draft, vocabulary=vocabulary, words=words) for draft in drafts),
+                paragraphs=tuple(paragraph for _, paragraph in sorted(placed, key=lambda item: item[0])),
                 carried_from=carried_from[index],
             )
         )
@@ -256,6 +261,17 @@ def _paragraph(draft: _Draft, *, vocabulary: Vocabulary, words: WordList) -> Par
         lines=tuple(line.ref for line in draft.lines),
         markdown=markdown,
         level=draft.level,
+    )
+
+
+def _table_paragraph(table: Table, *, page: int) -> Paragraph:
+    return Paragraph(
+        text="\n".join(" | ".join(row) for row in table.rows),
+        kind=ParagraphKind.TABLE,
+        page=page,
+        end_page=page,
+        lines=tuple(sorted(table.refs, key=lambda ref: (ref.block, ref.line))),
+        markdown=table.markdown(),
     )
 
 

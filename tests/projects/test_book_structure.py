@@ -1,0 +1,115 @@
+"""A real manual through the public API, read as a book: normalize reads each page's body
+from its layout with its neighbours' (docs/book-structure.md, "From layout to the page's
+Markdown"), the engines translate that Markdown, and the export is the book's text with
+its headings and code, without its running headers and page numbers, no sentence cut at
+a page break, no literal translated."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from projects.models import Project
+from tests.exports.test_export_api import run_export_queue
+from tests.projects.test_processing import credit, run_worker
+from tests.support.corpus import debian_pdf, pdf_window
+
+pytestmark = pytest.mark.slow
+
+FIRST, LAST = 8, 16  # the bzip2 manual: options, a preformatted table, sections 2.5-2.9, chapter 3
+
+
+@pytest.fixture
+def manual(tmp_path: Path) -> bytes:
+    try:
+        source = debian_pdf("bzip2")
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
+    return pdf_window(source, FIRST, LAST, tmp_path / "bzip2.pdf").read_bytes()
+
+
+def _book(client, content: bytes, *, target: str) -> str:  # type: ignore[no-untyped-def]
+    upload = client.post(
+        "/v1/uploads", {"file": SimpleUploadedFile("bzip2.pdf", content, "application/pdf")}, format="multipart"
+    )
+    assert upload.status_code == 200, upload.content
+    created = client.post(
+        "/v1/projects", {"uploadKey": upload.json()["uploadKey"], "targetLanguageCode": target}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    project_id = created.json()["id"]
+    assert client.post(f"/v1/projects/{project_id}/normalize").status_code == 200
+    return str(project_id)
+
+
+def _exported_markdown(client, project_id: str) -> str:  # type: ignore[no-untyped-def]
+    assert client.post(f"/v1/projects/{project_id}/process").status_code == 202
+    run_worker()
+    assert Project.objects.get(pk=project_id).status == "Complete"
+    asked = client.post(f"/v1/projects/{project_id}/export", {"format": "Markdown"}, format="json")
+    assert asked.status_code == 202, asked.content
+    run_export_queue()
+    (entry,) = client.get(f"/v1/projects/{project_id}/exports").json()
+    return b"".join(client.get(entry["url"]).streaming_content).decode()
+
+
+def _poppler_text(content: bytes, tmp_path: Path) -> str:
+    path = tmp_path / "window.pdf"
+    path.write_bytes(content)
+    return subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_manual_comes_back_as_a_book_without_its_furniture_with_headings_and_code(
+    user, auth_client, settings, manual, tmp_path
+):
+    settings.TRANSLATION_ENGINE = "echo"
+    settings.ECHO_ENGINE_FAIL_PAGES = []
+    credit(user, "50")
+    project_id = _book(auth_client, manual, target="es")
+    pages = list(Project.objects.get(pk=project_id).pages.order_by("index"))
+
+    assert all(page.prepared and page.structured for page in pages)
+    # Every page's running header ("How to use bzip2") and number is furniture, not body.
+    headers = [item["text"] for page in pages for item in page.furniture if item["kind"] == "header"]
+    numbers = [item["text"] for page in pages for item in page.furniture if item["kind"] == "page_number"]
+    assert headers.count("How to use bzip2") >= 2
+    assert len(numbers) >= len(pages) - 1
+    assert not any("How to use bzip2" in page.source_markdown.split("\n")[0] for page in pages)
+    # The paragraph that runs from page 1 of the window onto page 2 is translated with page 1.
+    assert pages[1].carried_from == 1
+    assert "## 2.5. MEMORY MANAGEMENT" in pages[0].source_markdown
+
+    book = _exported_markdown(auth_client, project_id)
+
+    assert re.search(r"^#+ .*2\.6\. RECOVERING DATA FROM DAMAGED FILES$", book, re.MULTILINE)
+    assert re.search(r"^#+ .*3\. Programming with `libbzip2`$", book, re.MULTILINE)
+    # The memory table, set in a monospace font, is a code block with its rows intact.
+    assert re.search(r"^ -9 +7600k +3700k +2350k +828642$", book, re.MULTILINE)
+    assert "`--repetitive-fast`" in book
+    source_lines = {" ".join(line.split()) for line in _poppler_text(manual, tmp_path).splitlines()}
+    assert "How to use bzip2" in source_lines
+    assert not re.search(r"^(\[echo → es\] )?How to use bzip2$", book, re.MULTILINE)  # as a line of its own
+    assert not re.search(r"^\d+$", book, re.MULTILINE)  # no paragraph that is only a page number
+    assert "decompress the file" in book  # the sentence across the first page break, whole
+
+
+def test_the_local_engine_translates_the_prose_and_keeps_the_code(user, auth_client, settings, manual):
+    settings.TRANSLATION_ENGINE = "local"
+    if subprocess.run(["sh", "-c", "command -v apertium"], capture_output=True).returncode != 0:
+        pytest.skip("apt-get install apertium apertium-eng-spa (scripts/lib.sh installs them)")
+    credit(user, "50")
+    project_id = _book(auth_client, manual, target="es")
+
+    book = _exported_markdown(auth_client, project_id)
+
+    # Options, commands, file names and the preformatted table stay as they were.
+    for literal in ("`--repetitive-fast`", "`bzip2recover`", "`rec0001file.bz2`", "`-1`"):
+        assert literal in book
+    assert re.search(r"^ -9 +7600k +3700k +2350k +828642$", book, re.MULTILINE)
+    # The prose is Spanish, the headings headings.
+    assert "memoria" in book.lower()
+    assert re.search(r"^#+ .*2\.6\.", book, re.MULTILINE)

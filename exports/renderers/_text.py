@@ -16,11 +16,13 @@ ENCODING = "utf-8"
 # entities, a heading's closing sequence); a backslash makes CommonMark read it as text.
 _MARKDOWN_INLINE_SYNTAX = re.compile(r"([\\`*_\[\]<>&!#|~])")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+_LINE_SPACE = re.compile(r"[ \t\n\r\f\v]+")
 
 
 def markdown_escape(text: str) -> str:
-    """`text` as literal Markdown inline text, on one line."""
-    return _MARKDOWN_INLINE_SYNTAX.sub(r"\\\1", " ".join(text.split()))
+    """`text` as literal Markdown inline text, on one line (a no-break space stays: the
+    French labels put one before a colon)."""
+    return _MARKDOWN_INLINE_SYNTAX.sub(r"\\\1", _LINE_SPACE.sub(" ", text).strip(" "))
 
 
 def trim_blank_lines(text: str) -> str:

@@ -17,6 +17,7 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from exports.blocks import blocks_of
+from exports.labels import labels_for
 from projects.models import PageStatus, ProjectStatus
 from tests.exports.books import SAMPLES
 from tests.exports.test_epub import EPUBCHECK, assert_epubcheck_passes
@@ -63,7 +64,7 @@ def book_in(owner, language: str, pages: int):  # type: ignore[no-untyped-def]
         page.translation = SAMPLES[language].format(n=page.index)
         page.save(update_fields=["translation"])
     project.pages.filter(index=FAILED_PAGE).update(
-        status=PageStatus.FAILED, translation="", failure_reason="the engine timed out"
+        status=PageStatus.FAILED, translation="", failure_reason="the engine timed out", failure_code="engine_error"
     )
     return project
 
@@ -102,10 +103,16 @@ def test_the_archive_holds_every_format_the_images_and_a_manifest(
     assert {(file["name"], file["format"]) for file in manifest["files"]} == set(FILES.items())
     assert [page["index"] for page in manifest["pages"]] == list(range(1, pages + 1))
     failed = manifest["pages"][FAILED_PAGE - 1]
-    assert (failed["translated"], failed["failed"], failed["failureReason"]) == (False, True, "the engine timed out")
+    assert (failed["translated"], failed["failed"], failed["failureCode"], failed["failureReason"]) == (
+        False,
+        True,
+        "engine_error",
+        "the engine timed out",
+    )
     assert all(page["image"] == f"images/page-{page['index']:05d}.png" for page in manifest["pages"])
 
-    notice = f"Page {FAILED_PAGE} could not be translated: the engine timed out"
+    labels = labels_for(language)  # the notice is in the book's language
+    notice = labels.failed.format(index=FAILED_PAGE, reason=labels.reason("engine_error"))
     translated = [SAMPLES[language].format(n=index) for index in range(1, pages + 1) if index != FAILED_PAGE]
     markdown = archive.read("book.md").decode()
     plain_text = archive.read("book.txt").decode()

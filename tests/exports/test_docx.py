@@ -189,10 +189,10 @@ def test_failed_and_untranslated_pages_are_visible_notices() -> None:
     document = render(book)
     notices = [paragraph for paragraph in document.paragraphs if paragraph.style.name == "Translation Notice"]
     assert [paragraph.text for paragraph in notices] == [
-        "[Page 2 could not be translated: the engine timed out. Its original text follows, untranslated.]",
-        "[Page 4 is not translated yet.]",
+        "[تعذرت ترجمة الصفحة 2: أخفق محرك الترجمة. يلي ذلك نصها الأصلي دون ترجمة.]",
+        "[لم تترجم الصفحة 4 بعد.]",
     ]
-    assert all(not is_rtl(paragraph) for paragraph in notices)  # the notice is English
+    assert all(is_rtl(paragraph) for paragraph in notices)  # the notice is in the book's language
     kept = [paragraph.text for paragraph in document.paragraphs if paragraph.style.name == "Source Text"]
     assert kept == [SOURCE]  # the failed page keeps its original text; the pending one has none yet
     style_ppr = document.styles["Translation Notice"].element.pPr
@@ -256,5 +256,5 @@ def test_a_thousand_page_book_renders_every_page() -> None:
     markers = [text for style, text in texts if style == "Page Marker"]
     assert markers == [f"— {index} —" for index in range(1, 1001)]
     assert [text for style, text in texts if style == "Translation Notice"] == [
-        "[Page 500 could not be translated: the engine timed out. Its original text follows, untranslated.]"
+        "[לא ניתן היה לתרגם את עמוד 500: מנוע התרגום נכשל. הטקסט המקורי שלו מופיע להלן, ללא תרגום.]"
     ]

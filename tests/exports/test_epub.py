@@ -209,10 +209,10 @@ def test_failed_and_untranslated_pages_are_marked_not_dropped(tmp_path: Path) ->
     chapters = chapters_of(read_back(render(book), tmp_path))
     notices = [notice for chapter in chapters for notice in chapter.iterfind(f".//{XHTML}p[@class='notice']")]
     assert [notice.text for notice in notices] == [
-        "[Page 2 could not be translated: the engine timed out. Its original text follows, untranslated.]",
-        "[Page 4 is not translated yet.]",
+        "[تعذرت ترجمة الصفحة 2: أخفق محرك الترجمة. يلي ذلك نصها الأصلي دون ترجمة.]",
+        "[لم تترجم الصفحة 4 بعد.]",
     ]
-    assert all(notice.get("dir") == "ltr" and notice.get("lang") == "en" for notice in notices)
+    assert all(notice.get("dir") == "rtl" and notice.get("lang") == "ar" for notice in notices)  # the book's language
     kept = [p for chapter in chapters for p in chapter.iterfind(f".//{XHTML}p[@class='untranslated']")]
     assert [(p.text, p.get("lang")) for p in kept] == [(SOURCE, "en")]  # the failed page's original text
 

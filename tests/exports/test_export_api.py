@@ -138,19 +138,28 @@ def test_a_book_in_progress_needs_allow_partial_and_marks_what_is_missing(user, 
     run_export_queue()
     (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
     body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
-    assert "Page 3 is not translated yet" in body
+    assert "La page 3 n’est pas encore traduite." in body  # in the book's language (French)
 
 
 def test_failed_pages_are_marked_in_the_text_not_dropped(user, auth_client):
     project = translated_book(user, status=ProjectStatus.COMPLETED_WITH_ERRORS)
     project.pages.filter(index=2).update(
-        status=PageStatus.FAILED, translation="", failure_reason="the engine timed out"
+        status=PageStatus.FAILED,
+        translation="",
+        failure_code="language_unsupported",
+        failure_reason="the page is in pl, and the engine has no pl->fr pair",
     )
     auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "PlainText"}, format="json")
     run_export_queue()
     (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
     body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
-    assert "Page 2 could not be translated: the engine timed out" in body
+    # In the book's language (French), the reason from the failure code; the engine's
+    # own (English, operator's) words stay out of the book.
+    assert (
+        "La page 2 n’a pas pu être traduite\u00a0: elle est écrite dans une langue qui ne peut pas être traduite "
+        "dans la langue de ce livre." in body
+    )
+    assert "pl->fr" not in body
 
 
 @pytest.mark.parametrize("export_format", ["Markdown", "PlainText", "Html"])
@@ -165,10 +174,13 @@ def test_a_failed_page_keeps_its_original_text_and_a_blank_page_stays_blank(user
     run_export_queue()
     (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
     body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
-    assert "Page 2 could not be translated: timed out. Its original text follows, untranslated." in body
+    assert (
+        "La page 2 n’a pas pu être traduite\u00a0: le moteur de traduction a échoué. Son texte original suit, "
+        "non traduit." in body
+    )
     assert original in body
-    assert "Page 3" not in body  # no "not translated yet" for a page with nothing on it
-    assert "not translated yet" not in body
+    assert "La page 3" not in body  # no "not translated yet" for a page with nothing on it
+    assert "pas encore traduite" not in body
 
 
 def test_a_book_never_translated_cannot_be_exported_even_partially(user, auth_client):

@@ -204,9 +204,9 @@ def test_book_without_headings_is_cut_every_pages_per_chapter_pages():
 
     root = assert_valid_document(_render(book, ExportOptions(pages_per_chapter=3)))
 
-    assert_contents_link_to_chapters(root, ["Pages 1–3", "Pages 4–6", "Page 7"])
+    assert_contents_link_to_chapters(root, ["Страницы 1–3", "Страницы 4–6", "Страница 7"])
     sections = _chapter_sections(root)
-    assert [section.get("aria-label") for section in sections] == ["Pages 1–3", "Pages 4–6", "Page 7"]
+    assert [section.get("aria-label") for section in sections] == ["Страницы 1–3", "Страницы 4–6", "Страница 7"]
     assert [len(section.findall("./div")) for section in sections] == [3, 3, 1]
     assert list(root.find("./body/main").iter("h2")) == []
 
@@ -216,7 +216,7 @@ def test_pages_before_the_first_heading_form_their_own_chapter():
 
     root = assert_valid_document(_render(book))
 
-    assert_contents_link_to_chapters(root, ["Pages 1–2", "פרק 3", "פרק 4"])
+    assert_contents_link_to_chapters(root, ["עמודים 1–2", "פרק 3", "פרק 4"])
     assert [len(section.findall("./div")) for section in _chapter_sections(root)] == [2, 1, 1]
 
 
@@ -248,7 +248,10 @@ def test_failed_and_untranslated_pages_show_a_note_in_place(language):
     root = assert_valid_document(_render(book))
 
     notices = _notices(root)
-    assert [_text(notice) for notice in notices] == [page_notice(pages[2]), page_notice(pages[4])]
+    assert [_text(notice) for notice in notices] == [
+        page_notice(pages[2], book.labels),
+        page_notice(pages[4], book.labels),
+    ]
     assert all(notice.get("class") == "page-notice" for notice in notices)
     assert "page-notice" in _text(root.find("./head/style"))
     page_divs = [div for section in _chapter_sections(root) for div in section.findall("./div")]

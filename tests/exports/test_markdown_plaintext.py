@@ -123,14 +123,14 @@ def test_failed_and_untranslated_pages_are_marked_in_place_never_dropped(rendere
         readable,
         [
             _heading(language, 1),
-            page_notice(pages[2]),
+            page_notice(pages[2], book.labels),
             _heading(language, 3),
-            page_notice(pages[4]),
+            page_notice(pages[4], book.labels),
             _heading(language, 5),
         ],
     )
-    assert "could not be translated: the engine timed out" in readable
-    assert "Page 4 is not translated yet." in readable
+    assert book.labels.pending.format(index=4) in readable  # in the book's language
+    assert "the engine timed out" not in readable  # the engine's own words are for operators
 
 
 @pytest.mark.parametrize("language", SIX_LANGUAGES)
@@ -174,13 +174,18 @@ def test_markdown_title_with_markdown_and_html_syntax_reads_back_as_the_same_tex
     assert "<script>" not in text
 
 
-def test_notice_with_markdown_syntax_in_the_failure_reason_reads_back_verbatim():
+def test_notice_says_why_from_the_failure_code_never_with_the_engines_own_words():
     book = sample_book("en", pages=1, failed=frozenset({1}))
-    page = replace(next(book.pages()), failure_reason="*x* <b>")
+    page = replace(next(book.pages()), failure_reason="*x* <b> (HTTP 500)", failure_code="translation_incomplete")
 
     text = _render(MarkdownRenderer(), replace(book, pages=lambda: iter([page])))
 
-    assert "[Page 1 could not be translated: *x* <b>. Its original text follows, untranslated.]" in plain_text_of(text)
+    notice = (
+        "[Page 1 could not be translated: the translation came back incomplete. "
+        "Its original text follows, untranslated.]"
+    )
+    assert notice in plain_text_of(text)
+    assert "HTTP 500" not in text
 
 
 @pytest.mark.parametrize("renderer", [MarkdownRenderer(), PlainTextRenderer()], ids=["Markdown", "PlainText"])

@@ -188,7 +188,7 @@ def test_pdf_renders_every_page_and_gives_the_words_back(language: str, tmp_path
     contains = assert_contains_words if language in RTL_LANGUAGES else assert_contains_text
     for page in book.pages():
         if not page.translated:
-            assert_contains_text(text, page_notice(page))
+            assert_contains_text(text, page_notice(page, book.labels))
             assert_contains_text(text, SOURCE)  # the failed page keeps its original text
             continue
         for block in plain_text_of(page.translation).split("\n\n"):
@@ -258,8 +258,8 @@ def test_pdf_marks_failed_and_untranslated_pages_visibly(tmp_path: Path) -> None
     pdf = render(book, ExportOptions(partial=True), tmp_path)
 
     text = text_of(pdf)
-    assert_contains_text(text, "[Page 2 could not be translated: the engine timed out]")
-    assert_contains_text(text, "[Page 3 is not translated yet.]")
+    assert_contains_text(text, "[Страницу 2 не удалось перевести: сбой системы перевода.")  # the book's language
+    assert_contains_text(text, "[Страница 3 ещё не переведена.]")
     assert_renders_every_page(pdf, tmp_path)
 
 
@@ -277,7 +277,8 @@ def test_pdf_bilingual_puts_source_and_translation_side_by_side(language: str, t
     contains = assert_contains_words if language in RTL_LANGUAGES else assert_contains_text
     for block in plain_text_of(SAMPLES[language].format(n=1)).split("\n\n"):
         contains(translation, block)
-    assert_contains_text(translation, "[Page 2 could not be translated: the engine timed out]")
+    failed = next(page for page in book.pages() if page.failed)
+    assert_contains_text(translation, page_notice(failed, book.labels))  # in the book's language
     assert squashed(SOURCE) not in squashed(translation)
     assert EXPECTED_FONT[language] in " ".join(assert_fonts_embedded(pdf))
 

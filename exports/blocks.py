@@ -10,6 +10,7 @@ renderer may use markdown-it's own HTML output instead.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -180,6 +181,11 @@ def _table_token(table: _Table, token: Token) -> None:
 
 
 _LONG_CELL = 40  # characters: a longer cell wraps rather than widening its column further
+# What a line cannot break inside: a run of characters other than spaces and the wide
+# (CJK) characters, between which a line may break; or one wide character.
+_UNBREAKABLE = re.compile(
+    r"[^\s\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]+|\S"
+)
 
 
 def column_widths(block: Block, width: float, *, char_width: float, padding: float) -> list[float]:
@@ -190,14 +196,19 @@ def column_widths(block: Block, width: float, *, char_width: float, padding: flo
     characters): a column of short values stays narrow, one of sentences takes the room."""
     columns = block.columns
     words = [
-        max((_display_width(word) for row in block.rows for word in cell_text(row[column]).split()), default=1)
+        max(
+            (_display_width(word) for row in block.rows for word in _UNBREAKABLE.findall(cell_text(row[column]))),
+            default=1,
+        )
         for column in range(columns)
     ]
     cells = [
         max(min(max((_display_width(cell_text(row[column])) for row in block.rows), default=1), _LONG_CELL), 1)
         for column in range(columns)
     ]
-    minimum = [min(word * char_width + padding, width / columns) for word in words]
+    minimum = [word * char_width + padding for word in words]
+    if sum(minimum) > width:  # the words cannot all be whole: each column gives up in proportion
+        minimum = [least * width / sum(minimum) for least in minimum]
     desired = [max(cell * char_width + padding, least) for cell, least in zip(cells, minimum, strict=True)]
     if sum(desired) <= width:
         return [want * width / sum(desired) for want in desired]

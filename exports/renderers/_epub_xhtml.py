@@ -41,8 +41,8 @@ def _inline(runs: tuple[Run, ...]) -> str:
     parts: list[str] = []
     for run in runs:
         html = "<br/>".join(_text(line) for line in run.text.split("\n"))
-        if run.code:
-            html = f"<code>{html}</code>"
+        if run.code:  # code reads left to right, also inside right-to-left text
+            html = f'<code dir="ltr">{html}</code>'
         if run.italic:
             html = f"<em>{html}</em>"
         if run.bold:

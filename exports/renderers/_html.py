@@ -44,7 +44,7 @@ tbody tr:nth-child(even) { background: #fafaf8; }
 .align-start { text-align: start; }
 .align-center { text-align: center; }
 .align-end { text-align: end; }
-code { font-family: ui-monospace, "Noto Sans Mono", monospace; }
+code { font-family: ui-monospace, "Noto Sans Mono", monospace; unicode-bidi: plaintext; }
 @media (max-width: 40rem) { .page.bilingual { grid-template-columns: minmax(0, 1fr); } }
 @media print { nav { break-after: page; } .skip-link { display: none; } }
 """.strip()

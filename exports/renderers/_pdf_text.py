@@ -66,7 +66,9 @@ class TextStyle:
     leading: float = 17
     bold: bool = False
     italic: bool = False
-    align: str = "start"  # "start" (left, or right in right-to-left text), "center" or "end"
+    # "start" (left, or right in right-to-left text), "center", "end", or a side whatever
+    # the text's direction: "left", "right" (a table's column, aligned as the table runs)
+    align: str = "start"
     space_before: float = 0
     space_after: float = 6
     indent: float = 0  # on the side the text starts
@@ -127,7 +129,7 @@ def _paragraph(text: str, faces: list[str], style: TextStyle) -> Paragraph:
         fontName=faces[0],
         fontSize=style.size,
         leading=style.leading,
-        alignment={"center": TA_CENTER, "end": TA_RIGHT}.get(style.align, TA_LEFT),
+        alignment={"center": TA_CENTER, "end": TA_RIGHT, "right": TA_RIGHT}.get(style.align, TA_LEFT),
         spaceBefore=style.space_before,
         spaceAfter=style.space_after,
         leftIndent=style.indent,
@@ -234,14 +236,15 @@ class ShapedParagraph(Flowable):
         for number, line in enumerate(self._lines):
             atoms = _without_trailing_space([atom for chunk in line for atom in chunk.atoms])
             line_width = sum(atom.width for atom in atoms)
-            if style.align == "center":
+            side = style.align
+            if side in ("start", "end"):
+                side = "right" if (side == "start") == rtl else "left"
+            if side == "center":
                 x = style.indent / 2 + (inner - line_width) / 2
-            elif style.align == "end":
-                x = 0 if rtl else self.width - line_width
-            elif rtl:
-                x = inner - line_width
+            elif side == "right":
+                x = inner - line_width if rtl else self.width - line_width
             else:
-                x = style.indent
+                x = 0 if rtl else style.indent
             baseline = self.height - (number + 1) * style.leading + 0.3 * style.leading
             for index in visual_order([atom.level for atom in atoms]):
                 atom = atoms[index]

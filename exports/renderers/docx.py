@@ -70,6 +70,7 @@ SOURCE_STYLE = "Source Text"
 MARKER_STYLE = "Page Marker"
 NOTICE_STYLE = "Translation Notice"
 CODE_FONT = "Courier New"
+CODE_SCRIPT = script_for("en")
 
 
 def _styles_add(document: DocumentObject) -> None:
@@ -177,8 +178,11 @@ class _DocxWriter:
         return Paragraph(element, self._body)
 
     def _run(self, run: Run, script: Script, *, bold: bool = False) -> _Element:
-        font = CODE_FONT if run.code else None
-        return run_element(xml_safe(run.text), script, bold=run.bold or bold, italic=run.italic, font=font)
+        if run.code:  # code is written left to right, in no natural language
+            return run_element(
+                xml_safe(run.text), CODE_SCRIPT, bold=run.bold or bold, italic=run.italic, font=CODE_FONT
+            )
+        return run_element(xml_safe(run.text), script, bold=run.bold or bold, italic=run.italic)
 
     def _table(self, block: Block) -> None:
         self.flush()

@@ -87,8 +87,11 @@ TABLE_SIZE_MIN = 6.5
 TABLE_PADDING = 4
 TABLE_HEADER_FILL = colors.HexColor("#f0efeb")
 TABLE_RULE = colors.HexColor("#9b9b93")
-# GFM's left and right read as start and end (mirrored in a right-to-left book).
-TABLE_ALIGN = {"left": "start", "center": "center", "right": "end"}
+# GFM's left and right read as the table's start and end: mirrored in a right-to-left
+# book, whatever the direction of a cell's own text (a command in an Arabic table sits
+# at the right like the Arabic cells around it).
+TABLE_ALIGN = {"left": "left", "center": "center", "right": "right"}
+TABLE_ALIGN_RTL = {"left": "right", "center": "center", "right": "left"}
 
 
 class PdfRenderer:
@@ -412,7 +415,7 @@ class _Story:
                     size=size,
                     leading=size * 1.42,
                     bold=header,
-                    align=TABLE_ALIGN.get(block.align[column], "start"),
+                    align=(TABLE_ALIGN_RTL if self.book.rtl else TABLE_ALIGN).get(block.align[column] or "left"),
                 )
                 spans = [Span(run.text, run.bold, run.italic, run.code) for run in cell]
                 cells.append(self._maybe(self._text(spans, style)) or "")

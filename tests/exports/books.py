@@ -3,11 +3,15 @@ same shape exports.book.book_for gives the renderers."""
 
 from __future__ import annotations
 
+import io
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
-from exports.book import ExportBook, ExportPage
+from exports.book import ExportBook, ExportOptions, ExportPage
+from exports.renderers import renderer_for
 
 # Each sample: a chapter heading, a paragraph with emphasis, a list, and a second paragraph.
 SAMPLES = {
@@ -96,3 +100,70 @@ def sample_book(
         status="CompletedWithErrors" if failed else "Complete",
         pages=page_iter,
     )
+
+
+# A table as the engines write one (GFM: a header row, the delimiter row with alignment, body
+# rows; a code cell kept verbatim), in three scripts: left to right, right to left, CJK.
+TABLES = {
+    "es": (
+        "| Opción | Significado | Valor |\n|:--|:--|--:|\n"
+        "| `--leak-check=yes` | Busca fugas de memoria al terminar el programa y las muestra | no |\n"
+        "| `-v` | Salida **detallada** | apagado |\n"
+        "| `--num-callers` | Profundidad de la pila | 12 |"
+    ),
+    "ar": (
+        "| الخيار | المعنى | القيمة |\n|:--|:--|--:|\n"
+        "| `--leak-check=yes` | البحث عن تسربات الذاكرة عند انتهاء البرنامج | لا |\n"
+        "| `-v` | إخراج **مفصل** | معطل |\n"
+        "| `--num-callers` | عمق المكدس | 12 |"
+    ),
+    "ja": (
+        "| オプション | 意味 | 既定値 |\n|:--|:--|--:|\n"
+        "| `--leak-check=yes` | プログラム終了時にメモリリークを検索して表示する | いいえ |\n"
+        "| `-v` | **詳細**に出力する | オフ |\n"
+        "| `--num-callers` | スタックの深さ | 12 |"
+    ),
+}
+# What a reader sees in each table's cells, row by row.
+TABLE_CELLS = {
+    "es": [
+        ["Opción", "Significado", "Valor"],
+        ["--leak-check=yes", "Busca fugas de memoria al terminar el programa y las muestra", "no"],
+        ["-v", "Salida detallada", "apagado"],
+        ["--num-callers", "Profundidad de la pila", "12"],
+    ],
+    "ar": [
+        ["الخيار", "المعنى", "القيمة"],
+        ["--leak-check=yes", "البحث عن تسربات الذاكرة عند انتهاء البرنامج", "لا"],
+        ["-v", "إخراج مفصل", "معطل"],
+        ["--num-callers", "عمق المكدس", "12"],
+    ],
+    "ja": [
+        ["オプション", "意味", "既定値"],
+        ["--leak-check=yes", "プログラム終了時にメモリリークを検索して表示する", "いいえ"],
+        ["-v", "詳細に出力する", "オフ"],
+        ["--num-callers", "スタックの深さ", "12"],
+    ],
+}
+BEFORE_TABLE = {"es": "Antes de la tabla.", "ar": "قبل الجدول.", "ja": "表の前の段落。"}
+AFTER_TABLE = {"es": "Después de la tabla.", "ar": "بعد الجدول.", "ja": "表の後の段落。"}
+
+
+def table_book(language: str, *, table: str | None = None, pages: int = 3, **kwargs: Any) -> ExportBook:
+    """`sample_book` in `language` (es, ar or ja) whose page 2 is a paragraph, a table
+    (`TABLES[language]` unless given) and another paragraph, without a heading."""
+    book = sample_book("en" if language == "es" else language, pages=pages, **kwargs)
+    body = f"{BEFORE_TABLE[language]}\n\n{table or TABLES[language]}\n\n{AFTER_TABLE[language]}"
+
+    def page_iter() -> Iterator[ExportPage]:
+        for page in book.pages():
+            yield replace(page, translation=body) if page.index == 2 and page.translated else page
+
+    return replace(book, language=language, title=f"Sample book ({language})", pages=page_iter)
+
+
+def render_bytes(export_format: str, book: ExportBook, options: ExportOptions | None = None) -> bytes:
+    """The file a single format's renderer writes for the book."""
+    out = io.BytesIO()
+    renderer_for(export_format).render(book, options or ExportOptions(), out)
+    return out.getvalue()

@@ -415,7 +415,7 @@ class _Story:
                     size=size,
                     leading=size * 1.42,
                     bold=header,
-                    align=(TABLE_ALIGN_RTL if self.book.rtl else TABLE_ALIGN).get(block.align[column] or "left"),
+                    align=(TABLE_ALIGN_RTL if self.book.rtl else TABLE_ALIGN)[block.align[column] or "left"],
                 )
                 spans = [Span(run.text, run.bold, run.italic, run.code) for run in cell]
                 cells.append(self._maybe(self._text(spans, style)) or "")

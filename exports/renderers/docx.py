@@ -184,7 +184,19 @@ class _DocxWriter:
             )
         return run_element(xml_safe(run.text), script, bold=run.bold or bold, italic=run.italic)
 
+    def _after_table(self) -> None:
+        """An empty paragraph after a table that would otherwise touch another table (Word
+        joins them into one) or end the body (Word ends it with a paragraph)."""
+        if self._pending is not None and self._pending.tag == qn("w:tbl"):
+            self._paragraph("Normal", self._script)
+
+    def finish(self) -> None:
+        """Write what is left of the body."""
+        self._after_table()
+        self.flush()
+
     def _table(self, block: Block) -> None:
+        self._after_table()
         self.flush()
         self._pending = table_element(
             block,
@@ -294,7 +306,7 @@ class DocxRenderer:
             writer.title()
             for page in book.pages():
                 writer.page(page)
-            writer.flush()
+            writer.finish()
             body.seek(0)
             _package_write(document, body, out)
 

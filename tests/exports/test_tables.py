@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from xml.etree.ElementTree import Element
 
@@ -19,7 +19,7 @@ from lxml import etree
 from reportlab.lib.pagesizes import A4
 
 from exports.blocks import Block, blocks_of, cell_text, plain_text_of
-from exports.book import ExportOptions
+from exports.book import ExportOptions, ExportPage
 from exports.renderers.pdf import MARGIN
 from tests.exports.books import AFTER_TABLE, BEFORE_TABLE, TABLE_CELLS, TABLES, render_bytes, table_book
 from tests.exports.test_epub import EPUBCHECK, assert_epubcheck_passes, chapters_of, read_back
@@ -144,7 +144,11 @@ def test_epub_table_is_xhtml_with_thead_and_tbody_and_passes_epubcheck(language:
     ]
     assert rows == TABLE_CELLS[language]
     assert [cell.tag for cell in table.find(f"{XHTML}thead/{XHTML}tr")] == [f"{XHTML}th"] * 3
-    assert [cell.get("class") for cell in table.find(f"{XHTML}tbody/{XHTML}tr")] == ["align-start", "align-start", "align-end"]
+    assert [cell.get("class") for cell in table.find(f"{XHTML}tbody/{XHTML}tr")] == [
+        "align-start",
+        "align-start",
+        "align-end",
+    ]
     if EPUBCHECK is not None:
         assert_epubcheck_passes(data, tmp_path)
 
@@ -188,6 +192,18 @@ def test_docx_table_is_a_word_table_whose_header_row_is_bold_and_repeats(languag
     assert widths[1] > widths[0] > widths[2]  # the sentences get the room, the short values little
     body = [paragraph.text for paragraph in document.paragraphs]
     assert body.index(BEFORE_TABLE[language]) + 1 == body.index(AFTER_TABLE[language])  # the table between them
+
+
+def test_docx_tables_that_would_touch_are_kept_apart_and_the_body_ends_with_a_paragraph() -> None:
+    two = f"{TABLES['es']}\n\n{TABLES['es']}"  # and nothing after them: the book ends with a table
+    page = ExportPage(1, True, two, "", False, "", "")
+    book = replace(table_book("es", pages=0), page_count=1, pages=lambda: iter([page]))
+
+    document = docx_of(render_bytes("Docx", book))
+
+    body = [child.tag.split("}")[1] for child in document.element.body.iterchildren()]
+    assert body == ["p", "tbl", "p", "tbl", "p", "sectPr"]  # the title, each table, a paragraph after each
+    assert [len(table.rows) for table in document.tables] == [4, 4]
 
 
 def test_docx_bilingual_keeps_the_table_and_the_source_paragraphs() -> None:

@@ -1,5 +1,7 @@
 """EPUB 3 with ebooklib: metadata, a navigation document (with a page-list when page
-markers are asked for) and an NCX, one XHTML chapter per detected chapter.
+markers are asked for) and an NCX, one XHTML chapter per detected chapter. The navigation's
+titles, chapters named by their pages and the notices are in the book's language
+(`exports.labels`); tables are XHTML tables (`_epub_xhtml.table_xhtml`).
 
 Chapters start at pages whose first block is a level-1/2 heading, or every
 `pages_per_chapter` pages in a book without them (see `ChapterCutter`). Arabic, Hebrew

@@ -1,5 +1,7 @@
 """Html: one self-contained HTML5 document — `lang`/`dir` from the book's language, inline
-CSS only, a `<nav>` table of contents, one `<section>` per chapter inside `<main>`.
+CSS only, a `<nav>` table of contents, one `<section>` per chapter inside `<main>`; its own
+words (the skip link, "Contents", chapters named by their pages, notices) in the book's
+language (`exports.labels`), tables as `<table>` in a scrolling region (`_html`).
 
 Two passes over `book.pages()`, neither holding the book: the first finds where chapters
 start and writes the table of contents as it goes; the second writes the pages. A chapter

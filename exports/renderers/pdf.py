@@ -1,5 +1,5 @@
 """Pdf: the book typeset with reportlab platypus — a title page, then every page's blocks
-(headings, paragraphs, lists, quotes, code) in fonts embedded per script
+(headings, paragraphs, lists, quotes, code, tables) in fonts embedded per script
 (`_pdf_fonts`, docs/exports-pdf-fonts.md) and laid out per script (`_pdf_text`: Arabic and
 Hebrew shaped and right-to-left, Devanagari shaped, CJK broken between characters).
 
@@ -9,6 +9,11 @@ Page numbers sit in the footer; the document carries the title, the language and
 author "Book Translation Service". A page without a translation shows its notice; page
 markers ("— 12 —") when asked; `bilingual` puts the source text and the translation side
 by side, one table per page, each column in its own fonts and direction.
+
+A table of the book is a reportlab `Table` as wide as the text (`_Story._table`): columns
+shared by `exports.blocks.column_widths`, cells wrapped, the header row repeated on every
+sheet, columns from the right in a right-to-left book. The words the renderer writes itself
+(chapter names in the outline, notices, the subject) are the book's (`exports.labels`).
 
 Memory: the story is generated page by page as platypus consumes it (`_BookTemplate`
 tops up the flowable list from a generator), so only a few pages' flowables exist at a

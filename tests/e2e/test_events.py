@@ -92,9 +92,10 @@ def test_a_translated_book_sends_the_same_events_in_order_to_its_webhook_and_its
             """The book is Complete and its last events were sent: the database says so
             before the worker publishes, so wait for the deliveries of the Complete status
             and of every job's success (each published no later than on the hub)."""
-            if Project.objects.get(pk=project_id).status != "Complete" or Job.objects.filter(
-                project_id=project_id, status__in=(JobStatus.QUEUED, JobStatus.RUNNING)
-            ).exists():
+            if (
+                Project.objects.get(pk=project_id).status != "Complete"
+                or Job.objects.filter(project_id=project_id, status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).exists()
+            ):
                 return False
             sent = [request.payload for request in list(receiver.received) if request.payload]
             book = [event for event in sent if event["data"].get("projectId") == project_id]

@@ -195,6 +195,12 @@ class Page(models.Model):
     # The review package of the latest translation.
     translation = models.TextField(blank=True)
     source_text = models.TextField(blank=True, help_text="the text layer, or what the engine transcribed")
+    review_flags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="why its translation needs a look though Approved, in words (an OCR reading that cannot be "
+        "trusted: low confidence, text cut at the edge, ink left unread); [] when nothing says so",
+    )
     detected_source_language = models.CharField(max_length=8, blank=True)
     engine = models.CharField(max_length=32, blank=True)
     model_name = models.CharField(max_length=255, blank=True)

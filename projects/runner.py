@@ -216,7 +216,10 @@ def _page_commit(
                 model_name=result.model,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
+                review_flags=list(result.warnings),
             )
+            if result.layout:  # what the engine read the page with (OCR): the page had none
+                changes["layout"] = dict(result.layout)
         if result is not None and not error:
             changes.update(
                 status=PageStatus.APPROVED,

@@ -135,11 +135,20 @@ FAILURE_CODES = (
 )
 
 
+REVIEW_FLAGS = (
+    "Why the page needs a look though it is Approved, in words; empty when nothing says so. A page read from its "
+    "image whose reading cannot be trusted (low OCR confidence, many unsure words, text cut at the image's edge, "
+    "much of its ink outside every word read) is flagged here, in its review package and in the status view's "
+    "flaggedPages (docs/book-structure.md, OCR)."
+)
+
+
 class PageSerializer(serializers.ModelSerializer):
     image_url = serializers.SerializerMethodField()
     thumbnail_url = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=PageStatus.choices)
     cost_usd = MoneyField(allow_null=True, help_text="Measured cost of its translation; null until translated.")
+    review_flags = serializers.ListField(child=serializers.CharField(), help_text=REVIEW_FLAGS)
 
     class Meta:
         model = Page
@@ -158,6 +167,7 @@ class PageSerializer(serializers.ModelSerializer):
             "cost_usd",
             "failure_code",
             "failure_reason",
+            "review_flags",
             "prepared",
             "image_url",
             "thumbnail_url",
@@ -318,6 +328,7 @@ class ReviewSerializer(serializers.ModelSerializer):
     model = serializers.CharField(source="model_name")
     cost_usd = MoneyField(allow_null=True)
     translated_utc = serializers.DateTimeField(source="translated_at", allow_null=True)
+    review_flags = serializers.ListField(child=serializers.CharField(), help_text=REVIEW_FLAGS)
 
     class Meta:
         model = Page
@@ -325,6 +336,7 @@ class ReviewSerializer(serializers.ModelSerializer):
             "page_id",
             "index",
             "status",
+            "review_flags",
             "source_text",
             "translation",
             "detected_source_language",
@@ -423,6 +435,9 @@ class ProgressSerializer(serializers.Serializer):
     translated_pages = serializers.IntegerField()
     total_pages = serializers.IntegerField(help_text="Included pages.")
     failed_pages = serializers.IntegerField()
+    flagged_pages = serializers.IntegerField(
+        help_text="Approved pages with reviewFlags (an OCR reading that cannot be trusted): they need a look."
+    )
     rung = serializers.IntegerField(help_text="The ladder rung (approvalCount).")
     next_batch_size = serializers.IntegerField(allow_null=True, help_text="Null on the final rung (all remaining).")
 

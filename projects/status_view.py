@@ -41,6 +41,7 @@ class Progress:
     translated_pages: int
     total_pages: int
     failed_pages: int
+    flagged_pages: int  # Approved pages with review flags (docs/book-structure.md, OCR)
     rung: int
     next_batch_size: int | None
 
@@ -117,12 +118,14 @@ def status_view_for(*, project: Project) -> StatusView:
         total=Count("pk", filter=Q(included=True)),
         approved=Count("pk", filter=Q(included=True, status=PageStatus.APPROVED)),
         failed=Count("pk", filter=Q(included=True, status=PageStatus.FAILED)),
+        flagged=Count("pk", filter=Q(included=True, status=PageStatus.APPROVED) & ~Q(review_flags=[])),
     )
     ladder = settings.BATCH_LADDER
     progress = Progress(
         translated_pages=counts["approved"],
         total_pages=counts["total"],
         failed_pages=counts["failed"],
+        flagged_pages=counts["flagged"],
         rung=project.approval_count,
         next_batch_size=ladder[project.approval_count] if project.approval_count < len(ladder) else None,
     )
@@ -130,7 +133,11 @@ def status_view_for(*, project: Project) -> StatusView:
     job = job_in_flight(project=project)
     state = project.status
     waiting_on = blocked_on = next_action = None
-    done = f"{progress.translated_pages} of {progress.total_pages} pages translated"
+    done = f"{progress.translated_pages} of {progress.total_pages} pages translated" + (
+        f" ({_pages(progress.flagged_pages)} flagged for review: read from a scan that reads poorly)"
+        if progress.flagged_pages
+        else ""
+    )
 
     preparing = project.normalize_state in (NormalizeState.QUEUED, NormalizeState.RUNNING)
     stopped = project.normalize_state == NormalizeState.FAILED and state != ProjectStatus.FAILED

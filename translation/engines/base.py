@@ -58,6 +58,12 @@ class PageResult:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: Decimal  # measured cost of this page (6 places)
+    # Why the page's reading may not be trusted (an OCR reading with low confidence, text cut
+    # at the image's edge, ink left unread): the page's reviewFlags; () when nothing says so.
+    warnings: tuple[str, ...] = ()
+    # The layout the engine read the page with (an OCR reading's words, `source: "ocr"`, in the
+    # Page.layout format of docs/book-structure.md); None when it read none.
+    layout: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from translation.engines.base import (
     tokens_estimate,
 )
 from translation.engines.markup import page_language, segments_join, segments_split
+from translation.engines.tesseract import OcrReading, page_read
 from translation.languages import ISO_639_1, ISO_639_3
 
 NAME = "local"
@@ -153,11 +154,13 @@ class LocalEngine:
         pairs, ocr_languages = self._discover()
         model = "apertium"
         markdown = page.structured  # a text layer read with its layout, or an OCR transcription
+        reading = None
         if page.has_text or page.image is None:
             source_text = page.text
         else:
             markdown = True
-            source_text = self._ocr(page.image(), page.source_language, ocr_languages)
+            reading = self._ocr(page.image(), page.source_language or page.book_language, ocr_languages)
+            source_text = reading.markdown
             model = "tesseract+apertium"
         source = page_language(page, source_text)
         if not source_text.strip() or source == page.target_language:
@@ -189,11 +192,15 @@ class LocalEngine:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             cost_usd=cost_usd(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+            warnings=reading.warnings if reading else (),
+            layout=reading.layout if reading else None,
         )
 
     # --- the programs ------------------------------------------------------------------------
 
-    def _ocr(self, image: bytes, language: str | None, installed: list[str]) -> str:
+    def _ocr(self, image: bytes, language: str | None, installed: list[str]) -> OcrReading:
+        """The page image read by Tesseract, turned upright and level first, with the
+        warnings that say when its reading cannot be trusted (translation.engines.tesseract)."""
         tesseract = self._tool(self.tesseract_command)
         if tesseract is None or not installed:
             raise EngineUnavailable(
@@ -203,9 +210,13 @@ class LocalEngine:
         languages = wanted if wanted in installed else "+".join(installed)
         # One OpenMP thread: pages are read ENGINE_CONCURRENCY at a time already, and OpenMP's
         # spinning threads make each Tesseract several times slower on a busy machine.
-        return self._run(
-            [tesseract, "stdin", "stdout", "-l", languages], stdin=image, env={**os.environ, "OMP_THREAD_LIMIT": "1"}
-        ).strip()
+        env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+        return page_read(
+            image,
+            command=[tesseract, "stdin", "stdout", "-l", languages],
+            language=language,
+            run=lambda command, stdin: self._run(command, stdin=stdin, env=env),
+        )
 
     def _apertium(self, mode: str, text: str, glossary: Mapping[str, str]) -> str:
         apertium = self._tool(self.apertium_command)

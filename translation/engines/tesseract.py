@@ -1,0 +1,463 @@
+"""Reading a page image with Tesseract, and saying when the reading cannot be trusted.
+
+`page_read(image, ...)` (docs/book-structure.md, "OCR"):
+
+1. **Orientation and skew.** The page is binarised at a reduced size; text lines make a
+   row profile with sharp peaks when they run level, so the page is turned the quarter
+   turn (0 or 90 degrees) and then the small angle (within SKEW_MAX_DEGREES, to 0.025
+   degree) whose profile is sharpest. Whether it stands upside down is told from its lines:
+   Latin, Greek and Cyrillic letters reach above the x-height (b, d, h, k, l, t, capitals)
+   far more than below it (g, p, q, y). Only when that is unsure, or the reading comes back
+   with low confidence, does Tesseract's own orientation detection (`--psm 0`) decide.
+2. **Contrast.** A light blur (0.7 px) takes the scanner's noise out; the paper becomes
+   white and every darker grey is darkened on a cubic curve, so thin and light glyphs (the
+   FAQ's grey monospace URLs, which Tesseract's own Otsu threshold loses) keep their shape
+   while the recogniser still gets the greys of their edges (it reads greys better than a
+   binarised page: 99.3% of the words against 98.9%).
+3. **Reading.** `tesseract ... --oem 1 --psm 3 tsv`: words with
+   their boxes and confidence, in blocks, paragraphs and lines. The page's Markdown is one
+   paragraph per Tesseract paragraph (its lines joined, hyphenations rejoined as
+   `projects.structure.words.hyphenation_resolve` decides), and its layout is the stored
+   `Page.layout` format with `source: "ocr"` (pixels of the corrected image).
+4. **Plausibility** (`reading_warnings`): low mean word confidence, many low-confidence
+   words, words cut at the image's edge, or much of the page's ink outside every word read
+   make a warning, which the page carries to its review package and the status view.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any
+
+from PIL import Image, ImageFilter
+
+from core.markdown import block_start_escape, markdown_escape
+from projects.structure.paragraphs import lines_join
+from projects.structure.words import vocabulary_collect, word_list
+from translation.engines.base import EngineError
+
+# Runs a program: (command, stdin) -> stdout; raises the engine's errors (LocalEngine._run).
+Runner = Callable[[list[str], bytes], str]
+
+PROFILE_WIDTH = 600  # pixels: the reduced page whose row profiles tell orientation and skew
+SKEW_MAX_DEGREES = 5.0
+SKEW_MIN_DEGREES = 0.15  # a page leaning less (3 px over a 1,300 px line) is not turned
+QUARTER_MARGIN = 1.2  # a page is read turned a quarter when its lines are this much sharper so
+CONTRAST_MIN = 24  # grey levels between ink and paper: less, and the page is blank
+BLUR_RADIUS = 0.7
+PAPER_SHARE = 0.75  # the threshold: this share of the way from the ink's grey to the paper's
+PAPER_MARGIN = 10  # grey levels below the paper's still paper (its noise, smoothed)
+INK_GAMMA = 3.0
+TESSERACT_OPTIONS = ("--oem", "1", "--psm", "3")
+OSD_OPTIONS = ("--psm", "0")
+UPRIGHT_MARGIN = 1.3  # ink above the x-height this many times that below it (or less): sure
+RETRY_CONFIDENCE = 60.0  # a mean word confidence below this asks Tesseract's orientation too
+
+LOW_WORD_CONFIDENCE = 50.0  # a word read below this is unsure
+MEAN_CONFIDENCE_MIN = 70.0
+LOW_WORDS_SHARE_MAX = 0.25
+EDGE_PIXELS = 2  # a word's box within this of the image's edge touches it
+EDGE_WORDS_MIN = 3
+INK_UNREAD_SHARE_MAX = 0.4  # of the page's ink, outside every word read
+INK_MIN_SHARE = 0.002  # less ink than this share of the page: a blank page, nothing to read
+
+
+@dataclass(frozen=True)
+class OcrWord:
+    text: str
+    box: tuple[int, int, int, int]  # left, top, right, bottom (pixels of the corrected image)
+    conf: float  # 0-100
+    block: int
+    paragraph: int
+    line: int
+
+
+@dataclass(frozen=True)
+class OcrReading:
+    markdown: str  # the page's text, one paragraph per Tesseract paragraph
+    layout: dict[str, Any]  # the Page.layout format, source "ocr"
+    warnings: tuple[str, ...]  # why the reading may not be trusted; () when it may
+    rotation: int  # quarter turns corrected, in degrees counter-clockwise (0, 90, 180, 270)
+    skew: float  # degrees turned counter-clockwise to level the lines
+    mean_confidence: float
+
+
+# --- The image -------------------------------------------------------------------------
+
+
+def _greys(histogram: Sequence[int]) -> tuple[int, int | None]:
+    """(the paper's grey: the most common level in the brighter half, the threshold between
+    ink and paper: PAPER_SHARE of the way from the ink, its 2nd percentile, to the paper);
+    no threshold when the two are too close for the page to hold ink (a blank page, its
+    scanner noise aside)."""
+    total = sum(histogram)
+    seen, ink = 0, 0
+    for level, count in enumerate(histogram):
+        seen += count
+        if seen >= total * 0.02:
+            ink = level
+            break
+    paper = max(range(128, 256), key=lambda level: histogram[level])
+    if paper - ink < CONTRAST_MIN:
+        return paper, None
+    return paper, round(ink + PAPER_SHARE * (paper - ink))
+
+
+def _contrasted(grey: Image.Image, paper: int) -> Image.Image:
+    """What Tesseract reads: the paper (down to PAPER_MARGIN below its grey) white, every
+    darker grey darkened on a curve, (grey / paper) ** INK_GAMMA, so light and thin glyphs
+    keep their full shape while the greys of their edges stay for the recogniser."""
+    top = max(1, paper - PAPER_MARGIN)
+    return grey.point(lambda value: 255 if value >= top else round(255 * (value / top) ** INK_GAMMA))
+
+
+def _binary(smooth: Image.Image, level: int | None) -> Image.Image:
+    """Black text on white, in mode L (0 and 255); all white without a threshold."""
+    return smooth.point(lambda value: 255 if level is None or value >= level else 0)
+
+
+def _ink(binary: Image.Image, width: int) -> Image.Image:
+    """The page reduced to `width` pixels, ink white (255) on black."""
+    height = max(1, round(binary.height * width / binary.width))
+    small = binary.resize((width, height), Image.Resampling.BOX)
+    return small.point(lambda value: 255 if value < 160 else 0)
+
+
+def _profile_sharpness(ink: Image.Image) -> float:
+    """The variance of the row sums: high when text lines run level."""
+    rows = ink.resize((1, ink.height), Image.Resampling.BOX).tobytes()
+    mean = sum(rows) / len(rows)
+    return sum((value - mean) ** 2 for value in rows) / len(rows)
+
+
+def _turned(image: Image.Image, degrees: float) -> Image.Image:
+    return image.rotate(degrees, resample=Image.Resampling.NEAREST, fillcolor=0)
+
+
+def _best_angle(ink: Image.Image, angles: Iterable[float]) -> tuple[float, float]:
+    scored = [(_profile_sharpness(_turned(ink, angle)), angle) for angle in angles]
+    score, angle = max(scored)
+    return angle, score
+
+
+def _coarse_angles() -> list[float]:
+    steps = int(SKEW_MAX_DEGREES * 2)
+    return [step / 2 for step in range(-steps, steps + 1)]
+
+
+def _skew_refined(ink: Image.Image, angle: float) -> float:
+    """The angle (degrees, counter-clockwise) that levels the lines, from a coarse one
+    (half degrees) refined to tenths, then fortieths, of a degree."""
+    angle, _ = _best_angle(ink, (angle + step / 10 for step in range(-5, 6)))
+    angle, _ = _best_angle(ink, (angle + step / 40 for step in range(-4, 5)))
+    return angle
+
+
+def _upside_down(ink: Image.Image) -> bool | None:
+    """Whether the (level) page stands upside down, from its text lines' ink above and below
+    the x-height band; None when the lines do not tell."""
+    rows = list(ink.resize((1, ink.height), Image.Resampling.BOX).tobytes())
+    above = below = 0.0
+    start = None
+    for number, value in enumerate([*rows, 0]):
+        if value > 4 and start is None:
+            start = number
+        elif value <= 4 and start is not None:
+            line = rows[start:number]
+            if len(line) >= 4:
+                peak = max(line)
+                band = [index for index, value in enumerate(line) if value >= peak * 0.5]
+                above += sum(line[: band[0]])
+                below += sum(line[band[-1] + 1 :])
+            start = None
+    if above + below < 50:
+        return None
+    if above > below * UPRIGHT_MARGIN:
+        return False
+    if below > above * UPRIGHT_MARGIN:
+        return True
+    return None
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    image: Image.Image  # binarised, level and upright, mode L
+    rotation: int
+    skew: float
+    sure: bool  # whether the orientation was told for sure
+    ink_pixels: int  # ink of the reduced page (PROFILE_WIDTH wide)
+    scale: float  # corrected image pixels per reduced page pixel
+
+
+def _prepare(grey: Image.Image, rotation: int | None = None) -> _Prepared:
+    """The page binarised, turned upright and level. Its quarter turn is `rotation` when
+    given, else estimated (and `sure` says whether the estimate is)."""
+    smooth = grey.filter(ImageFilter.GaussianBlur(BLUR_RADIUS))
+    paper, level = _greys(smooth.histogram())
+    ink = _ink(_binary(smooth, level), PROFILE_WIDTH)
+    ink_pixels = ink.histogram()[255]
+    sure = rotation is not None or level is None
+    if level is None:
+        rotation, skew = 0, 0.0
+    elif rotation is None:
+        level_angle, level_score = _best_angle(ink, _coarse_angles())
+        quarter_angle, quarter_score = _best_angle(ink.rotate(90, expand=True), _coarse_angles())
+        rotation = 90 if quarter_score > level_score * QUARTER_MARGIN else 0
+        skew = _skew_refined(
+            ink.rotate(rotation, expand=True) if rotation else ink, quarter_angle if rotation else level_angle
+        )
+    else:
+        quartered = ink.rotate(rotation, expand=True) if rotation else ink
+        skew = _skew_refined(quartered, _best_angle(quartered, _coarse_angles())[0])
+    if not sure:
+        flipped = _upside_down(_turned(ink.rotate(rotation, expand=True) if rotation else ink, skew))
+        sure = flipped is not None
+        if flipped:
+            rotation = (rotation + 180) % 360
+    turned = smooth.rotate(rotation, expand=True) if rotation else smooth
+    if abs(skew) >= SKEW_MIN_DEGREES:
+        turned = turned.rotate(skew, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=255)
+    return _Prepared(
+        image=_contrasted(turned, paper) if level is not None else turned,
+        rotation=rotation,
+        skew=round(skew, 3) if abs(skew) >= SKEW_MIN_DEGREES else 0.0,
+        sure=sure,
+        ink_pixels=ink_pixels,
+        scale=grey.width / PROFILE_WIDTH,
+    )
+
+
+# --- Tesseract ------------------------------------------------------------------------
+
+
+def tsv_words(tsv: str) -> list[OcrWord]:
+    """The words of Tesseract's TSV output (level 5 rows with text), in its reading order."""
+    words: list[OcrWord] = []
+    for row in tsv.splitlines()[1:]:
+        fields = row.split("\t")
+        if len(fields) < 12 or fields[0] != "5" or not fields[11].strip():
+            continue
+        left, top, width, height = (int(value) for value in fields[6:10])
+        words.append(
+            OcrWord(
+                text=fields[11].strip(),
+                box=(left, top, left + width, top + height),
+                conf=max(0.0, float(fields[10])),
+                block=int(fields[2]),
+                paragraph=int(fields[3]),
+                line=int(fields[4]),
+            )
+        )
+    return words
+
+
+def _pgm(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, format="PPM")  # mode L: a binary PGM, which Tesseract reads fastest
+    return out.getvalue()
+
+
+def _read(run: Runner, command: Sequence[str], image: Image.Image) -> list[OcrWord]:
+    return tsv_words(run([*command, *TESSERACT_OPTIONS, "tsv"], _pgm(image)))
+
+
+def _osd_rotation(run: Runner, command: Sequence[str], image: Image.Image) -> int | None:
+    """Tesseract's orientation detection: the counter-clockwise turn that sets the page
+    upright (0, 90, 180, 270), None when it cannot tell."""
+    try:
+        answer = run([command[0], "stdin", "stdout", *OSD_OPTIONS], _pgm(image))
+    except EngineError:  # no osd.traineddata, or no script it knows on the page
+        return None
+    for line in answer.splitlines():
+        if line.startswith("Rotate:"):
+            # Tesseract's `Rotate` is clockwise; Pillow turns counter-clockwise.
+            return (360 - int(line.split(":")[1])) % 360
+    return None
+
+
+def _mean_confidence(words: Sequence[OcrWord]) -> float:
+    return statistics.fmean(word.conf for word in words) if words else 0.0
+
+
+def page_read(image: bytes, *, command: Sequence[str], language: str | None, run: Runner) -> OcrReading:
+    """The page image (PNG, JPEG, ...) read: its Markdown, layout and warnings. `command`
+    is the Tesseract call up to its options (`tesseract stdin stdout -l eng`); `language`
+    the page's ISO 639-1 code (for its word list) or None (English's)."""
+    with Image.open(io.BytesIO(image)) as opened:
+        grey = opened.convert("L")
+    prepared = _prepare(grey)
+    words = _read(run, command, prepared.image)
+    if not prepared.sure or (words and _mean_confidence(words) < RETRY_CONFIDENCE):
+        rotation = _osd_rotation(run, command, prepared.image)
+        if rotation:
+            again = _prepare(grey, rotation=(prepared.rotation + rotation) % 360)
+            retried = _read(run, command, again.image)
+            if _mean_confidence(retried) > _mean_confidence(words):
+                prepared, words = again, retried
+    page_width, page_height = prepared.image.size
+    return OcrReading(
+        markdown=words_markdown(words, language=language),
+        layout=words_layout(words, width=page_width, height=page_height),
+        warnings=reading_warnings(words, prepared=prepared),
+        rotation=prepared.rotation,
+        skew=prepared.skew,
+        mean_confidence=round(_mean_confidence(words), 1),
+    )
+
+
+# --- What was read ----------------------------------------------------------------------
+
+
+def _lines(words: Sequence[OcrWord]) -> list[list[OcrWord]]:
+    return [list(line) for _, line in groupby(words, key=lambda word: (word.block, word.paragraph, word.line))]
+
+
+def _box(boxes: Iterable[tuple[int, int, int, int]]) -> list[float]:
+    lefts, tops, rights, bottoms = zip(*boxes, strict=True)
+    return [float(min(lefts)), float(min(tops)), float(max(rights)), float(max(bottoms))]
+
+
+def words_markdown(words: Sequence[OcrWord], *, language: str | None) -> str:
+    """One Markdown paragraph per Tesseract paragraph, its lines joined with a space and a
+    word hyphenated at a line end rejoined where `hyphenation_resolve` says so (the page's
+    own words are its vocabulary), paragraphs a blank line apart."""
+    lines = [" ".join(word.text for word in line) for line in _lines(words)]
+    vocabulary = vocabulary_collect(lines)
+    known = word_list(language or "en")
+    paragraphs = []
+    for _, paragraph in groupby(_lines(words), key=lambda line: (line[0].block, line[0].paragraph)):
+        texts = [" ".join(word.text for word in line) for line in paragraph]
+        joined = lines_join(texts, vocabulary=vocabulary, words=known)
+        paragraphs.append(block_start_escape(markdown_escape(joined)))
+    return "\n\n".join(paragraphs)
+
+
+def _spans(line: Sequence[OcrWord]) -> list[dict[str, Any]]:
+    """A line's words as spans: runs of confident words, each unsure word on its own, each
+    with its mean confidence."""
+    spans = []
+    for unsure, run in groupby(line, key=lambda word: word.conf < LOW_WORD_CONFIDENCE):
+        group = list(run)
+        for part in [[word] for word in group] if unsure else [group]:
+            spans.append(
+                {
+                    "text": " ".join(word.text for word in part),
+                    "font": "",
+                    "size": float(max(word.box[3] - word.box[1] for word in part)),
+                    "bold": False,
+                    "italic": False,
+                    "mono": False,
+                    "conf": round(statistics.fmean(word.conf for word in part), 1),
+                }
+            )
+    return spans
+
+
+def words_layout(words: Sequence[OcrWord], *, width: int, height: int) -> dict[str, Any]:
+    """The words in the stored page layout format (docs/book-structure.md): `source: "ocr"`,
+    pixels of the corrected image, one block per Tesseract block, spans with `conf`."""
+    blocks = []
+    for _, block in groupby(_lines(words), key=lambda line: line[0].block):
+        lines = list(block)
+        boxes = [_box(word.box for word in line) for line in lines]
+        blocks.append(
+            {
+                "bbox": _box((int(left), int(top), int(right), int(bottom)) for left, top, right, bottom in boxes),
+                "lines": [{"bbox": box, "spans": _spans(line)} for box, line in zip(boxes, lines, strict=True)],
+            }
+        )
+    return {"version": 1, "source": "ocr", "width": float(width), "height": float(height), "blocks": blocks}
+
+
+def reading_warnings(words: Sequence[OcrWord], *, prepared: _Prepared) -> tuple[str, ...]:
+    """Why the page's reading may not be trusted, in words; () when nothing says so."""
+    image = prepared.image
+    page_ink = prepared.ink_pixels
+    reduced_area = (image.width / prepared.scale) * (image.height / prepared.scale)
+    if page_ink < reduced_area * INK_MIN_SHARE and not words:
+        return ()  # a blank page
+    warnings = []
+    if not words:
+        return ("No text was recognised on a page that holds ink: check the scan.",)
+    mean = _mean_confidence(words)
+    if mean < MEAN_CONFIDENCE_MIN:
+        warnings.append(f"Low OCR confidence: the words were read with {mean:.0f}% confidence on average.")
+    unsure = sum(1 for word in words if word.conf < LOW_WORD_CONFIDENCE)
+    if unsure > len(words) * LOW_WORDS_SHARE_MAX:
+        warnings.append(f"{unsure} of {len(words)} words were read with under {LOW_WORD_CONFIDENCE:.0f}% confidence.")
+    edges = _edge_words(words, prepared)
+    if edges:
+        warnings.append(f"Text is cut at the image's {' and '.join(edges)} edge: part of the page is missing.")
+    unread = _ink_unread_share(words, prepared)
+    if unread > INK_UNREAD_SHARE_MAX:
+        warnings.append(f"{unread:.0%} of the page's ink is outside every word read: text may have been missed.")
+    return tuple(warnings)
+
+
+def _edge_words(words: Sequence[OcrWord], prepared: _Prepared) -> list[str]:
+    """The edges of the scan (left, top, right, bottom) that at least EDGE_WORDS_MIN words
+    touch."""
+    touching = {"left": 0, "top": 0, "right": 0, "bottom": 0}
+    for word in words:
+        left, top, right, bottom = word.box
+        corners = [_edge_frame(prepared, x, y) for x, y in ((left, top), (right, top), (left, bottom), (right, bottom))]
+        width, height = corners[0][2], corners[0][3]
+        xs = [corner[0] for corner in corners]
+        ys = [corner[1] for corner in corners]
+        touching["left"] += min(xs) <= EDGE_PIXELS
+        touching["top"] += min(ys) <= EDGE_PIXELS
+        touching["right"] += max(xs) >= width - 1 - EDGE_PIXELS
+        touching["bottom"] += max(ys) >= height - 1 - EDGE_PIXELS
+    return [edge for edge, count in touching.items() if count >= EDGE_WORDS_MIN]
+
+
+def _edge_frame(prepared: _Prepared, x: float, y: float) -> tuple[float, float, float, float]:
+    """(x, y) in the frame of the scan before the skew was corrected, and that frame's
+    width and height."""
+    image = prepared.image
+    if abs(prepared.skew) < SKEW_MIN_DEGREES:
+        return x, y, float(image.width), float(image.height)
+    angle = math.radians(prepared.skew)
+    cos, sin = math.cos(angle), abs(math.sin(angle))
+    determinant = cos * cos - sin * sin
+    width = (image.width * cos - image.height * sin) / determinant
+    height = (image.height * cos - image.width * sin) / determinant
+    turn = math.radians(-prepared.skew)  # undo Pillow's counter-clockwise turn (y down)
+    dx, dy = x - image.width / 2, y - image.height / 2
+    ox = dx * math.cos(turn) + dy * math.sin(turn)
+    oy = -dx * math.sin(turn) + dy * math.cos(turn)
+    return ox + width / 2, oy + height / 2, width, height
+
+
+def _ink_unread_share(words: Sequence[OcrWord], prepared: _Prepared) -> float:
+    """The share of the page's ink (the corrected image, reduced) outside every word's box."""
+    image = prepared.image
+    scale = prepared.scale
+    width = max(1, round(image.width / scale))
+    height = max(1, round(image.height / scale))
+    small = image.resize((width, height), Image.Resampling.BOX)
+    ink = small.point(lambda value: 255 if value < 160 else 0)
+    total = ink.histogram()[255]
+    if not total:
+        return 0.0
+    mask = Image.new("L", (width, height), 0)
+    for word in words:
+        left, top, right, bottom = word.box
+        pad = 2 * scale
+        mask.paste(
+            255,
+            (
+                int((left - pad) / scale),
+                int((top - pad) / scale),
+                math.ceil((right + pad) / scale),
+                math.ceil((bottom + pad) / scale),
+            ),
+        )
+    inverted = mask.point(lambda value: 0 if value else 255)
+    outside = Image.composite(ink, Image.new("L", (width, height), 0), inverted)
+    return outside.histogram()[255] / total

@@ -170,16 +170,15 @@ def book_measure(owner: User, name: str, folder: Path, dictionary: set[str]) -> 
     echo = pipeline_export(owner, window, engine="echo", pages=pages, storage=folder / "storage")
     echo_pages = fidelity.export_pages(echo.markdown)
     plain = fidelity.without_echo_marker(echo.plaintext)
-    missing, total = fidelity.missing_words(source_text, plain)
-    furniture_missing, furniture_total = fidelity.missing_words(furniture_words, plain)
+    missing, total = fidelity.missing_words(source_text, plain, excluded_text=furniture_words)
     measures = Measures(
         leaks=fidelity.furniture_leaks(furniture, echo_pages),
         page_numbers=fidelity.page_number_paragraphs(echo_pages),
         hyphenations=(fidelity.unjoined_hyphenations(split, plain), len(split)),
         cuts=fidelity.cut_sentences(echo_pages, furniture),
         code_echo=(fidelity.not_verbatim(code, plain), len(code)),
-        # Furniture is not text of the book: its words are taken out of both counts.
-        missing=(missing - furniture_missing, total - furniture_total),
+        # Furniture is not text of the book: its words are taken out of the source's.
+        missing=(missing, total),
         headings=(*fidelity.headings_found(headings, fidelity.markdown_headings(echo.markdown)),),
     )
     if not quick():

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.markdown import markdown_unescape
+
 WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 PAGE_NUMBER = re.compile(r"\A\W*(?:\d{1,4}|[ivxlcdm]{1,7})\W*\Z", re.IGNORECASE)
 SENTENCE_END = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]*_`]*\Z")
@@ -26,6 +28,8 @@ ECHO_MARKER = re.compile(r"\[echo → [\w-]+\]\s?")
 MONOSPACE = re.compile(r"mono|monl|courier|typewriter|tt\d|code|consol|fixed", re.IGNORECASE)
 LINE_END_HYPHEN = re.compile(r"([^\W\d_]+)-\n\s*([^\W\d_]+)")
 EDGE = 0.12  # the top and bottom 12% of a page: where running headers and footers sit
+ROW = 0.01  # lines whose tops are within 1% of the page's height stand in one row
+APART = 0.025  # a header or footer row stands this far (of the page's height) from the body
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,17 @@ def furniture_lines(lines: Iterable[SourceLine], *, page_count: int) -> dict[int
     edge: list[SourceLine] = []
     for page_lines in by_page.values():
         ordered = sorted(page_lines, key=lambda line: line.top)
-        edge += [line for line in ordered[:1] if line.top < EDGE]
-        edge += [line for line in ordered[-1:] if line.top > 1 - EDGE and line is not ordered[0]]
+        # The first and last lines, with what stands beside them (a header's runs at left
+        # and right, set at slightly different heights, are one row).
+        # Only a row standing apart from the text beside it (a page's full last line of body
+        # text sits at the same height on many pages too).
+        first, last = ordered[0], ordered[-1]
+        top = [line for line in ordered if line.top < EDGE and line.top - first.top <= ROW]
+        bottom = [line for line in ordered if line.top > 1 - EDGE and last.top - line.top <= ROW and line not in top]
+        below = [line.top for line in ordered if line.top - first.top > ROW]
+        above = [line.top for line in ordered if last.top - line.top > ROW]
+        edge += top if not below or below[0] - first.top > APART else []
+        edge += bottom if not above or last.top - above[-1] > APART else []
     pages_at: dict[int, set[int]] = {}
     for line in edge:
         pages_at.setdefault(round(line.top * 100), set()).add(line.page)
@@ -179,10 +192,13 @@ def not_verbatim(texts: Iterable[str], export_text: str) -> int:
 # --- Words and headings -------------------------------------------------------------------
 
 
-def missing_words(source_text: str, export_text: str) -> tuple[int, int]:
+def missing_words(source_text: str, export_text: str, *, excluded_text: str = "") -> tuple[int, int]:
     """(source words the export lacks, source words), counting repeats: a word the source
-    has 5 times and the export 3 times is 2 missing."""
-    source, exported = Counter(words(source_text)), Counter(words(export_text))
+    has 5 times and the export 3 times is 2 missing. The words of `excluded_text` (the
+    running headers and footers, not text of the book) are taken out of the source first,
+    as many times as they occur there."""
+    source = Counter(words(source_text)) - Counter(words(excluded_text))
+    exported = Counter(words(export_text))
     missing = sum(max(0, count - exported[word]) for word, count in source.items())
     return missing, sum(source.values())
 
@@ -201,8 +217,9 @@ def headings_found(source_headings: Iterable[str], export_headings: Iterable[str
 
 
 def markdown_headings(markdown: str, *, skip_title: bool = True) -> list[str]:
-    """The headings of a Markdown text (ATX), less the book's title (its first `# ` line)."""
-    found = [match.group(2) for match in MARKDOWN_HEADING.finditer(markdown)]
+    """The headings of a Markdown text (ATX) as a reader sees them (escapes read, code
+    spans' backticks gone), less the book's title (its first `# ` line)."""
+    found = [markdown_unescape(match.group(2).replace("`", "")) for match in MARKDOWN_HEADING.finditer(markdown)]
     return found[1:] if skip_title and found else found
 
 

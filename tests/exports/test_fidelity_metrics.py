@@ -38,6 +38,22 @@ def test_a_line_near_the_edge_on_one_page_only_is_not_furniture():
     assert fidelity.furniture_lines(lines, page_count=2) == {}
 
 
+def test_a_full_pages_last_line_is_no_footer_though_it_sits_at_the_same_height_on_every_page():
+    lines = [
+        line
+        for page in (1, 2, 3)
+        for line in (
+            SourceLine(page, 0.04, "CHAPTER 1. LEFT"),
+            SourceLine(page, 0.045, f"SECTION {page} RIGHT"),  # one row with it
+            SourceLine(page, 0.1, "Body."),
+            SourceLine(page, 0.9, "Body line."),
+            SourceLine(page, 0.915, "The last line of a full page."),
+        )
+    ]
+    found = fidelity.furniture_lines(lines, page_count=3)
+    assert found == {page: ["CHAPTER 1. LEFT", f"SECTION {page} RIGHT"] for page in (1, 2, 3)}
+
+
 def test_furniture_leaks_count_header_lines_found_in_their_page_and_leave_page_numbers_out():
     furniture = {1: ["CHAPTER 1. SECTION 1", "1"], 2: ["CHAPTER 1. SECTION 2", "2"]}
     exported = {1: "CHAPTER 1.  SECTION 1\n\nText of page one.\n\n1", 2: "Text of page two.\n\n2"}
@@ -89,6 +105,8 @@ def test_code_lines_are_whole_monospace_lines_and_altered_when_not_verbatim():
 
 def test_missing_words_count_repeats_and_ignore_case():
     assert fidelity.missing_words("The cat saw the cat. The end.", "the cat saw THE end") == (2, 7)
+    # A running header's words are no text of the book, however often the body has them too.
+    assert fidelity.missing_words("Cats: the cat. Cats: a cat.", "the cat. a cat.", excluded_text="Cats Cats") == (0, 4)
 
 
 def test_headings_found_match_without_numbering_case_or_punctuation():

@@ -295,19 +295,27 @@ def pdftohtml_read(pdf: Path, first: int, last: int) -> tuple[list[SourceLine], 
 
 
 def pdftohtml_lines(root: ElementTree.Element) -> list[SourceLine]:
-    """The text runs of each page grouped into lines (runs whose tops are within 3 units)."""
+    """The text runs of each page grouped into lines (runs whose middles are within 3 units)."""
     fonts: dict[str, tuple[float, bool]] = {}
     lines: list[SourceLine] = []
     for page in root.iter("page"):
         for spec in page.iter("fontspec"):
             fonts[spec.get("id", "")] = (float(spec.get("size", "0")), bool(MONOSPACE.search(spec.get("family", ""))))
         height = float(page.get("height", "1")) or 1.0
+        # Runs are grouped into lines by their vertical middle: a run in another font (a
+        # URL in a monospace font inside prose) sits a little higher or lower.
         runs = sorted(
-            (float(text.get("top", "0")), float(text.get("left", "0")), "".join(text.itertext()), text.get("font", ""))
+            (
+                float(text.get("top", "0")) + float(text.get("height", "0")) / 2,
+                float(text.get("left", "0")),
+                "".join(text.itertext()),
+                text.get("font", ""),
+                float(text.get("top", "0")),
+            )
             for text in page.iter("text")
         )
-        group: list[tuple[float, float, str, str]] = []
-        for run in [*runs, (float("inf"), 0.0, "", "")]:
+        group: list[tuple[float, float, str, str, float]] = []
+        for run in [*runs, (float("inf"), 0.0, "", "", 0.0)]:
             if group and run[0] - group[0][0] > 3:
                 ordered = sorted(group, key=lambda item: item[1])
                 text = " ".join(item[2].strip() for item in ordered if item[2].strip())
@@ -315,7 +323,7 @@ def pdftohtml_lines(root: ElementTree.Element) -> list[SourceLine]:
                     lines.append(
                         SourceLine(
                             page=int(page.get("number", "0")),
-                            top=group[0][0] / height,
+                            top=min(item[4] for item in group) / height,
                             text=text,
                             size=max(fonts.get(item[3], (0.0, False))[0] for item in ordered),
                             mono=all(fonts.get(item[3], (0.0, False))[1] for item in ordered if item[2].strip()),

@@ -193,13 +193,28 @@ def lines_join(texts: Sequence[str], *, vocabulary: Vocabulary, words: WordList)
         if not text:
             text = line
             continue
-        head = text.rsplit(" ", 1)[-1]
-        if head.endswith(_HYPHENS) and len(head) > 1:
-            keep = hyphenation_resolve(head, line.split(" ", 1)[0], vocabulary=vocabulary, words=words)
+        head, tail = text.rsplit(" ", 1)[-1], line.split(" ", 1)[0]
+        if _url_continues(head.strip("`").lstrip("([{<\"'`"), tail.strip("`")):
+            # A URL broken at a line end is one URL (one code span when set as code).
+            glued = head.endswith("`") and tail.startswith("`") and not head.endswith("``")
+            text = text[:-1] + line[1:] if glued else text + line
+        elif head.endswith(_HYPHENS) and len(head) > 1:
+            keep = hyphenation_resolve(head, tail, vocabulary=vocabulary, words=words)
             text = (text if keep else text[:-1]) + line
         else:
             text = f"{text} {line}"
     return text
+
+
+def _url_continues(head: str, tail: str) -> bool:
+    """A line that ends inside a URL (after a dot, a slash, ...) and a next line that goes on with it."""
+    if re.fullmatch(r"[a-z]+:/{0,2}", head) and tail.startswith("/"):  # "https:" + "//www..."
+        return True
+    return (
+        ("://" in head or head.startswith("www."))
+        and head.endswith((".", "/", "-", "_", "?", "=", "&", "#", "~"))
+        and tail[:1].isalnum()
+    )
 
 
 def body_font_size(lines: Iterable[PageLine]) -> float:

@@ -19,7 +19,7 @@ import pytest
 from projects.layout import pdf_layouts
 from projects.structure.furniture import furniture_detect
 from projects.structure.lines import page_lines
-from projects.structure.paragraphs import BookText, book_text_build
+from projects.structure.paragraphs import BookText, book_text_build, lines_join
 from projects.structure.words import Vocabulary, hyphenation_resolve, vocabulary_collect, word_list
 from tests.support.corpus import debian_pdf
 
@@ -401,3 +401,58 @@ def test_a_span_glued_to_the_word_before_it_is_read_without_a_space():
     (read,) = page_lines(layout, page=1)
 
     assert read.text == "Run bzip2, then"
+
+
+# --- Markdown of a page ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lines", "joined"),
+    [
+        (["by Richard Stallman (`https://www.stallman.`", "`org/`). FSF"], "(`https://www.stallman.org/`). FSF"),
+        (["the Guide (`https:`", "`//www.debian.org/releases/`) for"], "(`https://www.debian.org/releases/`) for"),
+        (["see https://example.org/a-", "long-path now"], "see https://example.org/a-long-path now"),
+        (["files in `/etc/`", "`/var/` too"], "files in `/etc/` `/var/` too"),  # two paths, not one
+    ],
+)
+def test_a_url_broken_at_a_line_end_is_one_url(lines: list[str], joined: str) -> None:
+    assert lines_join(lines, vocabulary=EMPTY, words=NO_WORDS).endswith(joined)
+
+
+def test_a_page_reads_as_markdown_headings_code_lists_and_escaped_prose() -> None:
+    def spans(text: str, *, size: float = 10.0, mono: bool = False, bold: bool = False) -> list[dict[str, Any]]:
+        return [{"text": text, "size": size, "mono": mono, "bold": bold}]
+
+    def block(top: float, *lines: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "bbox": [72.0, top, 540.0, top + 14.0 * len(lines)],
+            "lines": [
+                {
+                    "bbox": [72.0, top + 14.0 * n, 72.0 + 6.0 * len(line[0]["text"]), top + 14.0 * n + 10.0],
+                    "spans": line,
+                }
+                for n, line in enumerate(lines)
+            ],
+        }
+
+    layout = {
+        "width": 612.0,
+        "height": 792.0,
+        "blocks": [
+            block(72.0, spans("2.5. Memory management", size=14.0)),
+            block(100.0, [*spans("Use"), *spans("--fast", mono=True), *spans("on a_b *files*.")]),
+            block(130.0, spans("int main(void)", mono=True), spans("  return 0;", mono=True)),
+            block(170.0, spans("\u2022 an item")),
+            block(190.0, spans("1. not a list, a sentence.")),
+        ],
+    }
+
+    (page,) = book_text_build([layout], words=NO_WORDS, furniture=furniture_detect([])).pages
+
+    assert page.markdown == (
+        "## 2.5. Memory management\n\n"
+        "Use `--fast` on a\\_b \\*files\\*.\n\n"
+        "```\nint main(void)\nreturn 0;\n```\n\n"
+        "- an item\n\n"
+        "1\\. not a list, a sentence."
+    )

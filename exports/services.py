@@ -18,6 +18,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 from typing import IO, Any, BinaryIO
 from urllib.parse import quote
 
@@ -46,6 +47,13 @@ ALL = "All"
 BILINGUAL_FORMATS = frozenset({"Html", "Epub", "Docx", "Pdf", ARCHIVE})
 DONE_STATES = (ProjectStatus.COMPLETE, ProjectStatus.COMPLETED_WITH_ERRORS)
 ARCHIVE_MIME = "application/zip"
+
+
+def title_of(project: Project) -> str:
+    """The title a book's files carry: the name its owner gave it; for a book named after
+    its file (no name given), the book's own title (its PDF's metadata or first heading)."""
+    named_after_file = project.name == Path(project.source_file_name).stem
+    return project.book_title if project.book_title and named_after_file else project.name
 
 
 def book_for(*, project: Project) -> ExportBook:
@@ -105,7 +113,7 @@ def book_for(*, project: Project) -> ExportBook:
 
     return ExportBook(
         identifier=str(project.pk),
-        title=project.name,
+        title=title_of(project),
         language=project.target_language_code,
         source_language=source_language,
         created_at=project.created_at,
@@ -119,7 +127,7 @@ def content_digest(*, project: Project, options: ExportOptions) -> str:
     """What a file of this project with these options is made from, as a SHA-256."""
     digest = hashlib.sha256(
         json.dumps(
-            [project.name, project.target_language_code, project.source_language_override, options.key()]
+            [title_of(project), project.target_language_code, project.source_language_override, options.key()]
         ).encode()
     )
     rows = (

@@ -84,6 +84,9 @@ class Project(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="projects"
     )
     name = models.CharField(max_length=200)
+    book_title = models.CharField(
+        max_length=300, blank=True, help_text="the book's own title: its PDF's metadata, else its first page's heading"
+    )
     status = models.CharField(max_length=24, choices=ProjectStatus.choices, default=ProjectStatus.CREATED)
     target_language_code = models.CharField(max_length=8)
     source_language_override = models.CharField(max_length=8, null=True, blank=True)

@@ -9,6 +9,7 @@ docs/intake.md, "Normalize".
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import tempfile
 import uuid
@@ -26,10 +27,12 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.errors import ServiceError
+from core.markdown import markdown_unescape
 from core.storage import storage_delete_quietly
 from projects.events import status_changed_publish
 from projects.jobs import job_stop_for_failed_source, job_wake_if_ready
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
+from projects.poppler import pdf_title
 from projects.rendering import RenderedPage, pages_render, thumbnail_make
 from projects.sniffing import source_inspect
 from projects.structure.book import STRUCTURE_LOOKAHEAD_PAGES, STRUCTURE_WINDOW_PAGES, pages_structure
@@ -45,6 +48,7 @@ _REFUSED = (ProjectStatus.FAILED, ProjectStatus.CANCELLING, ProjectStatus.CANCEL
 SERVER_ERROR = "server_error"
 
 
+_FIRST_HEADING = re.compile(r"^#{1,6} +(.+)$", re.MULTILINE)
 # A page whose image and text are stored (it is prepared once its body is read, too).
 _STORED = Q(prepared=True) | ~Q(image_key="")
 
@@ -269,6 +273,8 @@ def _pages_make(project: Project, *, page_limit: int | None = None) -> int:
         start += 1
     highest = 0
     with source_local_copy(project) as path:
+        if project.source_kind == SourceKind.PDF and not project.book_title:
+            _book_title_set(project, pdf_title(path))
         entries: tuple[str, ...] = ()
         if project.source_kind in (SourceKind.ZIP, SourceKind.FOLDER):
             entries = source_inspect(path=path, file_name=project.source_file_name or path.name).entries
@@ -372,9 +378,20 @@ def pages_structure_advance(project: Project, *, through: int, complete: bool) -
             Page.objects.filter(project=project, index=body.index).update(**changes)
             if body.carries_into:
                 Page.objects.filter(project=project, index__in=body.carries_into).update(carried_from=body.index)
+        if bodies and bodies[0].index == 1 and not project.book_title:
+            heading = _FIRST_HEADING.search(bodies[0].markdown)
+            _book_title_set(project, markdown_unescape(heading.group(1).replace("`", "")) if heading else "")
         waiting = project.pages.filter(index__in=[body.index for body in bodies], job__isnull=False)
         for job_id in set(waiting.values_list("job_id", flat=True)):
             job_wake_if_ready(job_id=job_id)
+
+
+def _book_title_set(project: Project, title: str) -> None:
+    """The book's own title, once: its PDF's metadata, else its first page's first heading."""
+    title = " ".join(title.split())[: Project._meta.get_field("book_title").max_length]
+    if title:
+        Project.objects.filter(pk=project.pk, book_title="").update(book_title=title)
+        project.book_title = title
 
 
 def _storage_replace(key: str, content: File) -> str:

@@ -6,12 +6,16 @@ failures become ServiceError codes, shared by the page renderer and the layout r
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 from django.conf import settings
 
 from core.errors import ServiceError
+
+_TITLE_LINE = re.compile(r"^Title:[ \t]*(.*)$", re.MULTILINE)
 
 
 def poppler_tool(name: str) -> str:
@@ -40,3 +44,13 @@ def poppler_run(args: list[str], *, what: str) -> str:
             raise ServiceError(code="pdf_encrypted")
         raise ServiceError(f"The PDF could not be read ({what}): {stderr.strip()[:200]}", code="file_corrupt")
     return completed.stdout.decode("utf-8", "replace")
+
+
+def pdf_title(path: Path) -> str:
+    """The title a PDF's metadata gives ("" for none, or for a file pdfinfo cannot read)."""
+    try:
+        info = poppler_run([poppler_tool("pdfinfo"), "-enc", "UTF-8", str(path)], what="pdfinfo")
+    except ServiceError:
+        return ""
+    found = _TITLE_LINE.search(info)
+    return " ".join(found.group(1).split()) if found else ""

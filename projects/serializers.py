@@ -216,12 +216,18 @@ class ProjectSummarySerializer(serializers.ModelSerializer):
     page_count = serializers.IntegerField(source="source_page_count")
     normalization = serializers.SerializerMethodField()
     failure = serializers.SerializerMethodField()
+    book_title = serializers.CharField(
+        read_only=True,
+        help_text="The book's own title, once its pages are read: its PDF's metadata, else its first page's "
+        "first heading (empty when neither has one). A book created without a name is exported under it.",
+    )
 
     class Meta:
         model = Project
         fields = [
             "id",
             "name",
+            "book_title",
             "owner_id",
             "status",
             "target_language_code",

@@ -14,6 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from projects.models import Project
+from projects.normalize import normalize_run
 from tests.exports.test_export_api import run_export_queue
 from tests.projects.test_processing import credit, run_worker
 from tests.support.corpus import debian_pdf, pdf_window
@@ -113,3 +114,38 @@ def test_the_local_engine_translates_the_prose_and_keeps_the_code(user, auth_cli
     # The prose is Spanish, the headings headings.
     assert "memoria" in book.lower()
     assert re.search(r"^#+ .*2\.6\.", book, re.MULTILINE)
+
+
+def test_a_book_named_after_its_file_is_exported_under_its_own_title(user, auth_client, settings, manual):
+    settings.TRANSLATION_ENGINE = "echo"
+    settings.ECHO_ENGINE_FAIL_PAGES = []
+    credit(user, "50")
+    # The window's first page's first heading (the manual's metadata has no title).
+    project_id = _book(auth_client, manual, target="es")
+    body = auth_client.get(f"/v1/projects/{project_id}").json()
+    assert (body["name"], body["bookTitle"]) == ("bzip2", "2.5. MEMORY MANAGEMENT")
+
+    book = _exported_markdown(auth_client, project_id)
+
+    assert book.startswith("# 2.5. MEMORY MANAGEMENT\n")
+
+
+def test_a_pdfs_metadata_title_wins_and_a_name_given_is_kept(user, auth_client, settings):
+    settings.TRANSLATION_ENGINE = "echo"
+    try:
+        faq = debian_pdf("debian-faq")
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
+    content = faq.read_bytes()
+    upload = auth_client.post(
+        "/v1/uploads", {"file": SimpleUploadedFile("faq.pdf", content, "application/pdf")}, format="multipart"
+    )
+    created = auth_client.post(
+        "/v1/projects", {"uploadKey": upload.json()["uploadKey"], "name": "My FAQ"}, format="json"
+    ).json()
+    project = Project.objects.get(pk=created["id"])
+    auth_client.post(f"/v1/projects/{project.pk}/normalize")
+    normalize_run(project_id=project.pk, page_limit=3)
+
+    body = auth_client.get(f"/v1/projects/{project.pk}").json()
+    assert (body["name"], body["bookTitle"]) == ("My FAQ", "The Debian GNU/Linux FAQ")

@@ -1,7 +1,9 @@
 """The `local` engine, the embedded default: everything on the CPU with Debian packages.
 
-- Pages without a text layer are read with Tesseract (`tesseract stdin stdout -l ...`),
-  in the page's language when its traineddata is installed, else in every installed one.
+- Pages without a text layer are read with Tesseract (translation/engines/tesseract.py:
+  turned upright and level, read from its TSV into Markdown and a layout, flagged when the
+  reading cannot be trusted), in the page's language when its traineddata is installed,
+  else in every installed one.
 - Text is translated with Apertium (`apertium -u -f txt <mode>`) for the pairs whose modes
   are installed (`apertium -l`; Debian packages apertium-eng-spa, apertium-fr-es, ...).
   Modes are named with ISO 639-1 or 639-3 codes (`es-pt`, `eng-spa`); variants such as

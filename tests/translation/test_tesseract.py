@@ -110,12 +110,17 @@ def test_the_text_is_markdown_paragraphs_with_hyphenations_rejoined_and_a_layout
     assert reading.warnings == ()
 
 
-def test_a_page_cut_at_its_edge_is_flagged(clean):
-    cut = clean.crop((int(clean.width * 0.3), 0, clean.width, clean.height))  # the left of every line gone
+@pytest.mark.parametrize("edge", ["left", "bottom"])
+def test_a_page_cut_at_its_edge_is_flagged(faq, clean, edge):
+    if edge == "left":  # the clean page, the left of every line gone
+        cut = clean.crop((int(clean.width * 0.3), 0, clean.width, clean.height))
+    else:  # the degraded scan (turned 1.9 degrees), its lower half gone through a paragraph
+        (scan,) = scan_pages(faq, PAGE, PAGE, dpi=DPI)
+        cut = scan.crop((0, 0, scan.width, int(scan.height * 0.6)))
 
     reading = _read(cut)
 
-    assert any("cut at the image's left edge" in warning for warning in reading.warnings), reading.warnings
+    assert any(f"cut at the image's {edge} edge" in warning for warning in reading.warnings), reading.warnings
 
 
 def test_a_page_blurred_beyond_reading_is_flagged(clean):
@@ -168,3 +173,11 @@ def test_the_flag_reaches_the_page_its_review_package_and_the_status_view(user, 
     status = auth_client.get(f"/v1/projects/{project_id}/status").json()
     assert status["progress"]["flaggedPages"] == 1
     assert "1 page flagged for review" in status["detail"]
+    stored = Project.objects.get(pk=project_id).pages.get(index=1).layout  # the words it was read with
+    assert stored["source"] == "ocr"
+    assert any(
+        span["text"].startswith("Debian")
+        for block in stored["blocks"]
+        for line in block["lines"]
+        for span in line["spans"]
+    )

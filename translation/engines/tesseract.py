@@ -186,7 +186,8 @@ def _upside_down(ink: Image.Image) -> bool | None:
 
 @dataclass(frozen=True)
 class _Prepared:
-    image: Image.Image  # binarised, level and upright, mode L
+    image: Image.Image  # upright, level and contrasted, mode L
+    blank: bool  # ink and paper too close for any text: Tesseract is not asked
     rotation: int
     skew: float
     sure: bool  # whether the orientation was told for sure
@@ -195,7 +196,7 @@ class _Prepared:
 
 
 def _prepare(grey: Image.Image, rotation: int | None = None) -> _Prepared:
-    """The page binarised, turned upright and level. Its quarter turn is `rotation` when
+    """The page turned upright and level, contrasted for Tesseract. Its quarter turn is `rotation` when
     given, else estimated (and `sure` says whether the estimate is)."""
     smooth = grey.filter(ImageFilter.GaussianBlur(BLUR_RADIUS))
     paper, level = _greys(smooth.histogram())
@@ -224,6 +225,7 @@ def _prepare(grey: Image.Image, rotation: int | None = None) -> _Prepared:
         turned = turned.rotate(skew, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=255)
     return _Prepared(
         image=_contrasted(turned, paper) if level is not None else turned,
+        blank=level is None,
         rotation=rotation,
         skew=round(skew, 3) if abs(skew) >= SKEW_MIN_DEGREES else 0.0,
         sure=sure,
@@ -291,7 +293,7 @@ def page_read(image: bytes, *, command: Sequence[str], language: str | None, run
     with Image.open(io.BytesIO(image)) as opened:
         grey = opened.convert("L")
     prepared = _prepare(grey)
-    words = _read(run, command, prepared.image)
+    words = [] if prepared.blank else _read(run, command, prepared.image)
     if not prepared.sure or (words and _mean_confidence(words) < RETRY_CONFIDENCE):
         rotation = _osd_rotation(run, command, prepared.image)
         if rotation:
@@ -379,7 +381,7 @@ def reading_warnings(words: Sequence[OcrWord], *, prepared: _Prepared) -> tuple[
     image = prepared.image
     page_ink = prepared.ink_pixels
     reduced_area = (image.width / prepared.scale) * (image.height / prepared.scale)
-    if page_ink < reduced_area * INK_MIN_SHARE and not words:
+    if prepared.blank or (page_ink < reduced_area * INK_MIN_SHARE and not words):
         return ()  # a blank page
     warnings = []
     if not words:

@@ -35,7 +35,12 @@ from projects.models import NormalizeState, Page, Project, ProjectStatus, Source
 from projects.poppler import pdf_title
 from projects.rendering import RenderedPage, pages_render, thumbnail_make
 from projects.sniffing import source_inspect
-from projects.structure.book import STRUCTURE_LOOKAHEAD_PAGES, STRUCTURE_WINDOW_PAGES, pages_structure
+from projects.structure.book import (
+    STRUCTURE_GROUP_PAGES,
+    STRUCTURE_LOOKAHEAD_PAGES,
+    STRUCTURE_WINDOW_PAGES,
+    pages_structure,
+)
 from projects.structure.words import word_list
 from translation.languages import language_detect
 
@@ -349,6 +354,8 @@ def pages_structure_advance(project: Project, *, through: int, complete: bool) -
     ready_through = through if complete else through - STRUCTURE_LOOKAHEAD_PAGES
     if start is None or ready_through < start:
         return
+    if not complete and start > 1 and ready_through - start + 1 < STRUCTURE_GROUP_PAGES:
+        return  # decided a few pages at a time (each time reads the window again); page 1 at once
     first_index = max(1, start - STRUCTURE_WINDOW_PAGES)
     rows = list(
         project.pages.filter(index__gte=first_index, index__lte=through)

@@ -21,10 +21,14 @@ from projects.structure.lines import Layout, page_lines
 from projects.structure.paragraphs import body_font_size, book_text_build
 from projects.structure.words import WordList
 
-# Pages of context before a page for its furniture (page numbers look 3 pages away), and
-# the pages after it read before it is decided (a running header repeats within 2 pages).
-STRUCTURE_WINDOW_PAGES = 4
+# Pages of context before a page for its furniture (a header's place is learnt from the
+# pages before: a short chapter's header repeats on too few pages to run), and the pages
+# after it read before it is decided (a running header repeats within 2 pages).
+STRUCTURE_WINDOW_PAGES = 10
 STRUCTURE_LOOKAHEAD_PAGES = 2
+# Normalize decides pages this many at a time (page 1 at once): each decision reads the
+# window's layouts again.
+STRUCTURE_GROUP_PAGES = 4
 
 
 @dataclass(frozen=True)

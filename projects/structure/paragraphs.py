@@ -29,7 +29,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import pairwise
 
@@ -47,12 +47,15 @@ FONT_SIZE_CHANGE = 0.15
 HEADING_MAX_LINES = 3
 HEADING_MAX_CHARS = 160
 CODE_GAP_LINE_HEIGHTS = 2.5
+SUPERSCRIPT_SIZE = 0.85  # a line of only a number set this much smaller than the body is a footnote's mark
 ROW_OVERLAP = 0.5  # lines whose tops are within half a line height are one row of a listing
 
 _BULLETS = ("\u2022", "\u25e6", "\u25aa", "\u2023", "\u25cf", "\u25cb", "\u25a0", "\u25a1", "\u2013")
 _SENTENCE_END = re.compile("[.!?:\u3002\uff01\uff1f][\"'\u201d\u2019)\\]]*$")
 _HYPHENS = ("-", "\u00ad", "\u2010")
 _LEADERS = re.compile(r"(?:\.\s?){4,}\s*(?:\d+|[ivxlc]+)$")  # a contents or index line: dot leaders, a page
+_FOOTNOTE_MARK = re.compile(r"\d{1,3}|[*\u2020\u2021]")
+_SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
 _LEADER_DOTS = re.compile(r"\s*(?:\.\s?){4,}\s*")
 _SECTION_NUMBER = re.compile(r"(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
 
@@ -150,7 +153,7 @@ def book_text_build(
         drafts = [_Draft(lines=group, body_left=body_left, body_right=body_right) for group in _page_paragraphs(body)]
         for draft in drafts:
             draft.kind, draft.level = _kind(draft.lines, body_size=body_size)
-        drafts_by_page.append(drafts)
+        drafts_by_page.append(_footnote_marks_placed(drafts, body_size=body_size))
 
     pages: list[PageText] = []
     carried_from: list[int | None] = [None] * len(layouts)
@@ -215,6 +218,21 @@ def _url_continues(head: str, tail: str) -> bool:
         and head.endswith((".", "/", "-", "_", "?", "=", "&", "#", "~"))
         and tail[:1].isalnum()
     )
+
+
+def _footnote_marks_placed(drafts: list[_Draft], *, body_size: float) -> list[_Draft]:
+    """A footnote's mark that the PDF sets on a line of its own (a small number) ends the
+    paragraph before it, as a superscript (``toys :-)`` + ``1`` -> ``toys :-) ¹``)."""
+    placed: list[_Draft] = []
+    for draft in drafts:
+        (line, *rest) = draft.lines
+        mark = not rest and _FOOTNOTE_MARK.fullmatch(line.text) and line.size < SUPERSCRIPT_SIZE * body_size
+        if mark and placed and placed[-1].kind is ParagraphKind.PARAGRAPH:
+            superscript = line.text.translate(_SUPERSCRIPT_DIGITS)
+            placed[-1].lines.append(replace(line, text=superscript, markdown=superscript))
+        else:
+            placed.append(draft)
+    return placed
 
 
 def body_font_size(lines: Iterable[PageLine]) -> float:

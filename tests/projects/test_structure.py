@@ -456,3 +456,24 @@ def test_a_page_reads_as_markdown_headings_code_lists_and_escaped_prose() -> Non
         "- an item\n\n"
         "1\\. not a list, a sentence."
     )
+
+
+def test_a_footnote_mark_on_a_line_of_its_own_ends_its_paragraph_as_a_superscript() -> None:
+    block = {
+        "bbox": [72.0, 100.0, 540.0, 140.0],
+        "lines": [
+            {"bbox": [72.0, 100.0, 400.0, 110.0], "spans": [{"text": "Sid destroyed toys :-)", "size": 10.0}]},
+            {"bbox": [72.0, 112.0, 78.0, 118.0], "spans": [{"text": "1", "size": 6.0}]},
+        ],
+    }
+    body = {
+        "bbox": [72.0, 200.0, 540.0, 210.0],
+        "lines": [
+            {"bbox": [72.0, 200.0, 540.0, 210.0], "spans": [{"text": "More body text follows here.", "size": 10.0}]}
+        ],
+    }
+    layout = {"width": 612.0, "height": 792.0, "blocks": [block, body]}
+
+    (page,) = book_text_build([layout], words=NO_WORDS, furniture=furniture_detect([])).pages
+
+    assert page.markdown == "Sid destroyed toys :-) \u00b9\n\nMore body text follows here."

@@ -35,6 +35,7 @@ from spellchecker import SpellChecker
 
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _LEADING_LETTERS = re.compile(r"^[^\W\d_]+")
+_LITERAL_WORD_END = re.compile(r"[/?.:=`\"'<]([^\W\d_]+)$")
 
 # The languages pyspellchecker ships a dictionary for (ISO 639-1).
 WORD_LIST_LANGUAGES = frozenset({"en", "es", "fr", "pt", "de", "it", "ru", "ar", "lv", "eu", "nl", "fa"})
@@ -84,6 +85,11 @@ def hyphenation_resolve(head: str, tail: str, *, vocabulary: Vocabulary, words: 
     if head.endswith("\u00ad"):
         return False
     core = head.rstrip("-\u2010").lstrip("(\"'\u201c\u2018[")
+    inside = _LITERAL_WORD_END.search(core)
+    if inside is not None:
+        # The last word of a path, a quoted string or a keyword: "/usr/lo-" + "cal/src/",
+        # '"?CUR-' + 'RENT"' are words like any other.
+        core = inside.group(1)
     tail_letters = _LEADING_LETTERS.match(tail)
     if not core.isalpha() or tail_letters is None or (tail[0].isupper() and not core.isupper()):
         return True

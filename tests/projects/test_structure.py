@@ -181,6 +181,9 @@ EMPTY = Vocabulary(words=frozenset(), compounds=frozenset())
         ("x86-", "64", "en", EMPTY, True),
         ("Anglo-", "Saxon", "en", EMPTY, True),
         ("co\u00ad", "operate", NO_WORDS, EMPTY, False),  # a soft hyphen
+        ("/usr/lo-", "cal/src/", "en", EMPTY, False),  # a word inside a path
+        ('"?CUR-', 'RENT"', "en", EMPTY, False),  # a keyword in quotes
+        ("--enable-", "shared", "en", EMPTY, True),  # an option's own hyphen
     ],
 )
 def test_hyphenation_at_a_line_end_is_rejoined_unless_it_is_a_real_hyphen(

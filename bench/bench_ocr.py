@@ -62,9 +62,11 @@ class Tally:
     found: int = 0
     words: int = 0
     pages: int = 0
+    slowest: float = 0.0
 
     def add(self, seconds: float, text: str, reference: str) -> None:
         found, words = fidelity.word_recall(reference, text)
+        self.slowest = max(self.slowest, seconds)
         self.seconds += seconds
         self.found += found
         self.words += words
@@ -112,8 +114,9 @@ def run() -> list[Result]:
                 new.add(*_timed(new_way, png), reference)
                 old.add(*_timed(old_way, png), reference)
             print(
-                f"{BOOK} pages {FIRST}-{last}, {case}: new {new.seconds / new.pages:.2f} s/page, recall "
-                f"{new.found}/{new.words}; old {old.seconds / old.pages:.2f} s/page, recall {old.found}/{old.words} "
+                f"{BOOK} pages {FIRST}-{last}, {case}: new {new.seconds / new.pages:.2f} s/page (slowest "
+                f"{new.slowest:.2f}), recall {new.found}/{new.words}; old {old.seconds / old.pages:.2f} s/page "
+                f"(slowest {old.slowest:.2f}), recall {old.found}/{old.words} "
                 f"({time.perf_counter() - started:.0f} s)",
                 flush=True,
             )

@@ -110,7 +110,7 @@ def _greys(histogram: Sequence[int]) -> tuple[int, int | None]:
 
 def _contrasted(grey: Image.Image, paper: int) -> Image.Image:
     """What Tesseract reads: the paper (down to PAPER_MARGIN below its grey) white, every
-    darker grey darkened on a curve, (grey / paper) ** INK_GAMMA, so light and thin glyphs
+    darker grey darkened on a curve, (grey / that level) ** INK_GAMMA, so light and thin glyphs
     keep their full shape while the greys of their edges stay for the recogniser."""
     top = max(1, paper - PAPER_MARGIN)
     return grey.point(lambda value: 255 if value >= top else round(255 * (value / top) ** INK_GAMMA))

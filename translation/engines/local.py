@@ -210,6 +210,8 @@ class LocalEngine:
             )
         wanted = ISO_639_3.get(language or "")
         languages = wanted if wanted in installed else "+".join(installed)
+        if language is None and len(installed) == 1:  # the one language it can be read in
+            language = ISO_639_1.get(installed[0])
         # One OpenMP thread: pages are read ENGINE_CONCURRENCY at a time already, and OpenMP's
         # spinning threads make each Tesseract several times slower on a busy machine.
         env = {**os.environ, "OMP_THREAD_LIMIT": "1"}

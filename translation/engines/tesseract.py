@@ -289,7 +289,7 @@ def _mean_confidence(words: Sequence[OcrWord]) -> float:
 def page_read(image: bytes, *, command: Sequence[str], language: str | None, run: Runner) -> OcrReading:
     """The page image (PNG, JPEG, ...) read: its Markdown, layout and warnings. `command`
     is the Tesseract call up to its options (`tesseract stdin stdout -l eng`); `language`
-    the page's ISO 639-1 code (for its word list) or None (English's)."""
+    the page's ISO 639-1 code (its word list rejoins hyphenations), None when not known."""
     with Image.open(io.BytesIO(image)) as opened:
         grey = opened.convert("L")
     prepared = _prepare(grey)
@@ -330,7 +330,7 @@ def words_markdown(words: Sequence[OcrWord], *, language: str | None) -> str:
     own words are its vocabulary), paragraphs a blank line apart."""
     lines = [" ".join(word.text for word in line) for line in _lines(words)]
     vocabulary = vocabulary_collect(lines)
-    known = word_list(language or "en")
+    known = word_list(language) if language else frozenset()
     paragraphs = []
     for _, paragraph in groupby(_lines(words), key=lambda line: (line[0].block, line[0].paragraph)):
         texts = [" ".join(word.text for word in line) for line in paragraph]

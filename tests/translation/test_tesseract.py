@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -127,6 +128,19 @@ def test_a_page_blurred_beyond_reading_is_flagged(clean):
     reading = _read(clean.filter(ImageFilter.GaussianBlur(3.5)))
 
     assert reading.warnings, reading.mean_confidence
+
+
+def test_a_page_with_a_photo_is_not_flagged_for_its_ink(clean, reference):
+    shades = random.Random(7)
+    blots = bytes(shades.randrange(40, 200) for _ in range(60 * 40))
+    photo = Image.frombytes("L", (60, 40), blots).resize((900, 400), Image.Resampling.BICUBIC)
+    page = clean.convert("L")
+    page.paste(photo, (170, 600))  # over a third of the text: the rest must still be read
+
+    reading = _read(page)
+
+    assert reading.warnings == ()
+    assert _recall(reference, reading) >= 0.6
 
 
 def test_a_blank_scan_is_blank_not_flagged(faq):

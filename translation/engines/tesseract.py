@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
-from PIL import Image, ImageFilter
+from PIL import Image, ImageChops, ImageFilter
 
 from core.markdown import block_start_escape, markdown_escape
 from projects.structure.paragraphs import lines_join
@@ -63,7 +63,8 @@ MEAN_CONFIDENCE_MIN = 70.0
 LOW_WORDS_SHARE_MAX = 0.25
 EDGE_PIXELS = 2  # a word's box within this of the image's edge touches it
 EDGE_WORDS_MIN = 3
-INK_UNREAD_SHARE_MAX = 0.4  # of the page's ink, outside every word read
+INK_UNREAD_SHARE_MAX = 0.4  # of the page's text-like ink, outside every word read
+SOLID_PIXELS = 7  # of the reduced page: ink this thick in both directions is no letter's stroke
 INK_MIN_SHARE = 0.002  # less ink than this share of the page: a blank page, nothing to read
 
 
@@ -397,7 +398,9 @@ def reading_warnings(words: Sequence[OcrWord], *, prepared: _Prepared) -> tuple[
         warnings.append(f"Text is cut at the image's {' and '.join(edges)} edge: part of the page is missing.")
     unread = _ink_unread_share(words, prepared)
     if unread > INK_UNREAD_SHARE_MAX:
-        warnings.append(f"{unread:.0%} of the page's ink is outside every word read: text may have been missed.")
+        warnings.append(
+            f"{unread:.0%} of the page's text-like ink is outside every word read: text may have been missed."
+        )
     return tuple(warnings)
 
 
@@ -437,29 +440,24 @@ def _edge_frame(prepared: _Prepared, x: float, y: float) -> tuple[float, float, 
 
 
 def _ink_unread_share(words: Sequence[OcrWord], prepared: _Prepared) -> float:
-    """The share of the page's ink (the corrected image, reduced) outside every word's box."""
+    """The share of the page's text-like ink (the corrected image, reduced) outside every
+    word's box. Solid areas (a photo, a filled figure: what stays after an opening by
+    SOLID_PIXELS, which wipes out strokes as thin as a letter's) are not text and count
+    neither way."""
     image = prepared.image
     scale = prepared.scale
     width = max(1, round(image.width / scale))
     height = max(1, round(image.height / scale))
-    small = image.resize((width, height), Image.Resampling.BOX)
-    ink = small.point(lambda value: 255 if value < 160 else 0)
-    total = ink.histogram()[255]
+    ink = _ink(image, width)
+    solid = ink.filter(ImageFilter.MinFilter(SOLID_PIXELS)).filter(ImageFilter.MaxFilter(SOLID_PIXELS))
+    text_ink = ImageChops.subtract(ink, solid)
+    total = text_ink.histogram()[255]
     if not total:
         return 0.0
-    mask = Image.new("L", (width, height), 0)
+    read = Image.new("L", (width, height), 0)
+    pad = 2 * scale
     for word in words:
         left, top, right, bottom = word.box
-        pad = 2 * scale
-        mask.paste(
-            255,
-            (
-                int((left - pad) / scale),
-                int((top - pad) / scale),
-                math.ceil((right + pad) / scale),
-                math.ceil((bottom + pad) / scale),
-            ),
-        )
-    inverted = mask.point(lambda value: 0 if value else 255)
-    outside = Image.composite(ink, Image.new("L", (width, height), 0), inverted)
-    return outside.histogram()[255] / total
+        box = (int((left - pad) / scale), int((top - pad) / scale))
+        read.paste(255, (*box, math.ceil((right + pad) / scale), math.ceil((bottom + pad) / scale)))
+    return ImageChops.subtract(text_ink, read).histogram()[255] / total

@@ -85,6 +85,7 @@ class Exported:
     plaintext: str
     source_texts: dict[int, str]  # page number in the window's file -> the page's source text
     failed: int
+    failures: list[str]  # "page N: the reason" of each failed page
 
 
 @contextmanager
@@ -127,11 +128,13 @@ def pipeline_export(owner: User, pdf: Path, *, engine: str, pages: int, storage:
                 renderer_for(export_format).render(book, options, out)
                 out.seek(0)
                 texts[export_format] = out.read().decode("utf-8")
-        rows = project.pages.order_by("index").values_list("index", "source_text", "text_layer", "status")
-        source_texts = {index: source or layer for index, source, layer, _ in rows}
-        failed = sum(1 for *_, status in rows if status == PageStatus.FAILED)
+        rows = project.pages.order_by("index").values_list(
+            "index", "source_text", "text_layer", "status", "failure_reason"
+        )
+        source_texts = {index: source or layer for index, source, layer, *_ in rows}
+        failures = [f"page {index}: {reason}" for index, *_, status, reason in rows if status == PageStatus.FAILED]
         project.delete()
-    return Exported(texts["Markdown"], texts["PlainText"], source_texts, failed)
+    return Exported(texts["Markdown"], texts["PlainText"], source_texts, len(failures), failures)
 
 
 @dataclass
@@ -145,6 +148,7 @@ class Measures:
     missing: tuple[int, int] = (0, 0)
     headings: tuple[int, int] = (0, 0)
     failed_local: int = 0
+    failures_local: tuple[str, ...] = ()
 
 
 def book_measure(owner: User, name: str, folder: Path, dictionary: set[str]) -> Measures:
@@ -185,6 +189,7 @@ def book_measure(owner: User, name: str, folder: Path, dictionary: set[str]) -> 
         local = pipeline_export(owner, window, engine="local", pages=pages, storage=folder / "storage")
         measures.code_local = (fidelity.not_verbatim(code, local.plaintext), len(code))
         measures.failed_local = local.failed
+        measures.failures_local = tuple(local.failures)
     return measures
 
 
@@ -234,6 +239,8 @@ def run() -> list[Result]:
                 f"words missing {measures.missing[0]}/{measures.missing[1]}, "
                 f"headings {measures.headings[0]}/{measures.headings[1]}, "
                 f"pages failed (local) {measures.failed_local}",
+                *(f"\n  {failure}" for failure in measures.failures_local),
+                sep="",
                 flush=True,
             )
             label = f"fidelity, {name} {first}-{last}"

@@ -183,6 +183,9 @@ class Page(models.Model):
     carried_from = models.PositiveIntegerField(
         null=True, blank=True, help_text="the page whose paragraph this page's first lines finish (translated there)"
     )
+    carried_lines = models.JSONField(
+        default=list, blank=True, help_text="those lines, as [block, line] of its layout (left out of its body)"
+    )
     has_text_layer = models.BooleanField(default=False)
     word_count = models.PositiveIntegerField(default=0)
     included = models.BooleanField(default=True)

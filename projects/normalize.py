@@ -39,6 +39,7 @@ from projects.structure.book import (
     STRUCTURE_GROUP_PAGES,
     STRUCTURE_LOOKAHEAD_PAGES,
     STRUCTURE_WINDOW_PAGES,
+    Carried,
     pages_structure,
 )
 from projects.structure.words import word_list
@@ -360,12 +361,17 @@ def pages_structure_advance(project: Project, *, through: int, complete: bool) -
     rows = list(
         project.pages.filter(index__gte=first_index, index__lte=through)
         .order_by("index")
-        .values_list("index", "layout", "carried_from", "text_layer")
+        .values_list("index", "layout", "carried_from", "text_layer", "carried_lines")
     )
-    carried_in = {index: origin for index, _, origin, _ in rows if origin is not None and index >= start}
+    carried_in = {
+        index: Carried(page=index, origin=origin, lines=tuple((block, line) for block, line in lines))
+        for index, _, origin, _, lines in rows
+        if origin is not None and index >= start
+    }
     language = project.source_language_override or language_detect(" ".join(row[3] for row in rows[:20])) or "en"
     bodies = pages_structure(
-        [layout or {} for _, layout, _, _ in rows],
+        # An image page's OCR layout (pixels, stored when it is translated) is no context.
+        [layout if layout and layout.get("source") != "ocr" else {} for _, layout, *_ in rows],
         first_index=first_index,
         start=start,
         ready_through=ready_through,
@@ -383,8 +389,10 @@ def pages_structure_advance(project: Project, *, through: int, complete: bool) -
                     word_count=body.words,
                 )
             Page.objects.filter(project=project, index=body.index).update(**changes)
-            if body.carries_into:
-                Page.objects.filter(project=project, index__in=body.carries_into).update(carried_from=body.index)
+            for carried in body.carries_into:
+                Page.objects.filter(project=project, index=carried.page).update(
+                    carried_from=carried.origin, carried_lines=[list(line) for line in carried.lines]
+                )
         if bodies and bodies[0].index == 1 and not project.book_title:
             heading = _FIRST_HEADING.search(bodies[0].markdown)
             _book_title_set(project, markdown_unescape(heading.group(1).replace("`", "")) if heading else "")

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from projects.structure.furniture import BookFurniture, PageFurniture, furniture_detect
-from projects.structure.lines import Layout, page_lines
+from projects.structure.lines import Layout, LineRef, page_lines
 from projects.structure.paragraphs import body_font_size, book_text_build
 from projects.structure.words import WordList
 
@@ -32,6 +32,16 @@ STRUCTURE_GROUP_PAGES = 4
 
 
 @dataclass(frozen=True)
+class Carried:
+    """Lines at the top of a page (`[block, line]` of its layout) that the paragraph of
+    an earlier page (`origin`) took."""
+
+    page: int
+    origin: int
+    lines: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
 class PageBody:
     """What a page is, once decided: its body as Markdown (what is translated), its
     furniture lines ({kind, text}), the page whose paragraph its first lines finish, and
@@ -42,7 +52,7 @@ class PageBody:
     markdown: str
     furniture: tuple[Mapping[str, str], ...]
     carried_from: int | None
-    carries_into: tuple[int, ...]
+    carries_into: tuple[Carried, ...]
 
     @property
     def words(self) -> int:
@@ -55,23 +65,29 @@ def pages_structure(
     first_index: int,
     start: int,
     ready_through: int,
-    carried_in: Mapping[int, int],
+    carried_in: Mapping[int, Carried],
     words: WordList,
 ) -> list[PageBody]:
     """The bodies of the pages from `start` (1-based) on, in order, up to the last one that
     can be decided: `layouts` are the pages `first_index`, `first_index + 1`, ... (at least
     STRUCTURE_WINDOW_PAGES before `start` where the book has them), and a page is decided
     when it and the end of its last paragraph are at most `ready_through`. `carried_in`:
-    pages whose first lines an earlier, decided page took -> that page."""
+    pages whose first lines an earlier, decided page took -> those lines."""
     offset = start - first_index
     furniture = furniture_detect(layouts)
     body_size = body_font_size(line for index, layout in enumerate(layouts) for line in page_lines(layout, page=index))
+    carried = {page: taken for page, taken in carried_in.items() if page >= start}
     text = book_text_build(
         layouts[offset:],
         words=words,
         furniture=_shifted(furniture, offset),
-        carried_in={page - start: origin - start for page, origin in carried_in.items() if page >= start},
+        carried_in={page - start: taken.origin - start for page, taken in carried.items()},
         body_size=body_size,
+        excluded=frozenset(
+            LineRef(page=page - start, block=block, line=line)
+            for page, taken in carried.items()
+            for block, line in taken.lines
+        ),
     )
     bodies: list[PageBody] = []
     for page_text in text.pages:
@@ -80,16 +96,23 @@ def pages_structure(
         if index > ready_through or any(end > ready_through for end in ends):
             break
         lines = furniture.pages[page_text.page + offset].lines
+        taken: dict[int, list[tuple[int, int]]] = {}
+        for paragraph in page_text.paragraphs:
+            for ref in paragraph.lines:
+                if ref.page != page_text.page:
+                    taken.setdefault(ref.page + start, []).append((ref.block, ref.line))
         bodies.append(
             PageBody(
                 index=index,
                 structured=bool(layouts[page_text.page + offset].get("blocks")),
                 markdown=page_text.markdown,
                 furniture=tuple({"kind": line.kind.value, "text": line.text} for line in lines),
-                carried_from=carried_in.get(index)
-                if index in carried_in
+                carried_from=carried[index].origin
+                if index in carried
                 else (None if page_text.carried_from is None else page_text.carried_from + start),
-                carries_into=tuple(range(index + 1, max(ends, default=index) + 1)),
+                carries_into=tuple(
+                    Carried(page=page, origin=index, lines=tuple(refs)) for page, refs in sorted(taken.items())
+                ),
             )
         )
     return bodies

@@ -36,6 +36,7 @@ Pages are identified by their position in the sequence given (0-based), lines by
 from __future__ import annotations
 
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ SLOT_TOLERANCE = 0.006
 GAP_LINE_HEIGHTS = 0.5
 NUMBER_WINDOW = 3
 RUNNING_WINDOW = 2
+EDGE_SLACK = 0.003  # of the page's height: how far a header or footer may reach into the body's extent
 
 _ROMAN = re.compile(r"^(?=[mdclxvi])m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 _PAGE_NUMBER = re.compile(
@@ -105,7 +107,8 @@ class _Candidate:
 def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
     """Find the running headers, footers and page numbers of a book's pages (in book order)."""
     candidates = [_band_candidates(layout, page=index) for index, layout in enumerate(layouts)]
-    min_repeats = 3 if len(layouts) >= 5 else 2
+    short_book = len(layouts) < 5
+    body_top, body_bottom = _body_edges(layouts, candidates)
     kinds: dict[LineRef, FurnitureKind] = {}
 
     slots: list[_Candidate] = []
@@ -121,6 +124,13 @@ def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
                 for candidate in cluster
                 if any(0 < abs(candidate.line.ref.page - page) <= RUNNING_WINDOW for page in cluster_pages)
             ]
+            # A header runs from 2 pages (a short chapter's, at the book's start, before any
+            # other header showed where they stand); a footer from 3 (a page's last line of
+            # body text, such as a definition's "[Constant]", often sits at the same height).
+            header = cluster[0].band is FurnitureKind.HEADER
+            min_repeats = 2 if short_book or header else 3
+            if not _outside_body(cluster, body_top=body_top, body_bottom=body_bottom):
+                continue
             if len({candidate.line.ref.page for candidate in running}) >= min_repeats:
                 slots.extend(running)
                 for candidate in running:
@@ -160,6 +170,31 @@ def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
             )
         )
     return BookFurniture(pages=tuple(pages))
+
+
+def _body_edges(layouts: Sequence[Layout], candidates: list[list[_Candidate]]) -> tuple[float, float]:
+    """Where the body text starts and ends on most pages (fractions of the page's height):
+    the median top of the pages' first line and bottom of their last line that are no
+    candidates."""
+    tops: list[float] = []
+    bottoms: list[float] = []
+    for index, layout in enumerate(layouts):
+        height = page_height(layout)
+        refs = {candidate.line.ref for candidate in candidates[index]}
+        body = [line for line in page_lines(layout, page=index) if line.ref not in refs]
+        if height > 0 and body:
+            tops.append(min(line.top for line in body) / height)
+            bottoms.append(max(line.bottom for line in body) / height)
+    return (statistics.median(tops) if tops else 0.0, statistics.median(bottoms) if bottoms else 1.0)
+
+
+def _outside_body(cluster: list[_Candidate], *, body_top: float, body_bottom: float) -> bool:
+    """A running header stands above where the body starts on most pages, a running footer
+    below where it ends: a page's last line of body text that repeats (a definition's
+    "[Constant]" in an API manual) sits where other pages' body text ends, and is body."""
+    if cluster[0].band is FurnitureKind.HEADER:
+        return statistics.median(candidate.top + candidate.height for candidate in cluster) <= body_top + EDGE_SLACK
+    return statistics.median(candidate.top for candidate in cluster) >= body_bottom - EDGE_SLACK
 
 
 def _band_candidates(layout: Layout, *, page: int) -> list[_Candidate]:

@@ -131,9 +131,9 @@ def book_text_build(
     """The paragraphs of a book's pages (in book order), furniture left out; `furniture`
     defaults to `furniture_detect(layouts)`, `words` is the source language's word list
     (`words.word_list`). `carried_in` maps pages (positions in `layouts`) whose first
-    paragraph was already carried onto an earlier page, outside `layouts`, to that page:
-    those lines are left out and no paragraph before them is carried on (a book read in
-    windows decides each page break once). `body_size` is the body text's font size
+    lines were already carried onto an earlier page, outside `layouts`, to that page: no
+    paragraph before them is carried on (a book read in windows decides each page break
+    once), and the caller leaves those lines out (`excluded`). `body_size` is the body text's font size
     (default: the most common in `layouts`); `excluded` lines are left out too (tables)."""
     furniture = furniture if furniture is not None else furniture_detect(layouts)
     carried_in = carried_in or {}
@@ -161,7 +161,6 @@ def book_text_build(
     for index, drafts in enumerate(drafts_by_page):
         if index in carried_in:
             carried_from[index] = carried_in[index]
-            drafts_by_page[index] = drafts = drafts[1:]
             open_draft = None
             if not drafts:
                 continue

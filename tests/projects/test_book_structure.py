@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,24 @@ def test_a_pdfs_metadata_title_wins_and_a_name_given_is_kept(user, auth_client, 
 
     body = auth_client.get(f"/v1/projects/{project.pk}").json()
     assert (body["name"], body["bookTitle"]) == ("My FAQ", "The Debian GNU/Linux FAQ")
+
+
+def test_a_book_read_in_windows_has_each_line_once_and_no_running_header(user, auth_client, settings, tmp_path):
+    """The FAQ's pages 9-20, read as normalize reads a book (a few pages at a time): the
+    paragraph carried over a page break is on its first page only, and the chapter's running
+    header, on only two pages before the next chapter, is furniture."""
+    try:
+        source = debian_pdf("debian-faq")
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
+    settings.NORMALIZE_INLINE_MAX_PAGES = 20
+    project_id = _book(auth_client, pdf_window(source, 9, 20, tmp_path / "faq.pdf").read_bytes(), target="es")
+    pages = list(Project.objects.get(pk=project_id).pages.order_by("index"))
+
+    assert pages[1].carried_from == 1
+    assert "to freedom, not price" in pages[0].source_markdown
+    assert "to freedom, not price" not in pages[1].source_markdown
+    for before, after in pairwise(pages):
+        assert not before.source_markdown or before.source_markdown[-80:] not in after.source_markdown
+    assert not any("CHAPTER 1. DEFINITIONS AND OVERVIEW" in page.source_markdown for page in pages)
+    assert sum("CHAPTER 1. DEFINITIONS AND OVERVIEW" in item["text"] for page in pages for item in page.furniture) == 2

@@ -26,6 +26,14 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from bookstructure.book import (
+    STRUCTURE_GROUP_PAGES,
+    STRUCTURE_LOOKAHEAD_PAGES,
+    STRUCTURE_WINDOW_PAGES,
+    Carried,
+    pages_structure,
+)
+from bookstructure.words import word_list
 from core.errors import ServiceError
 from core.markdown import markdown_unescape
 from core.storage import storage_delete_quietly
@@ -35,14 +43,6 @@ from projects.models import NormalizeState, Page, Project, ProjectStatus, Source
 from projects.poppler import pdf_title
 from projects.rendering import RenderedPage, pages_render, thumbnail_make
 from projects.sniffing import source_inspect
-from projects.structure.book import (
-    STRUCTURE_GROUP_PAGES,
-    STRUCTURE_LOOKAHEAD_PAGES,
-    STRUCTURE_WINDOW_PAGES,
-    Carried,
-    pages_structure,
-)
-from projects.structure.words import word_list
 from translation.languages import language_detect
 
 logger = logging.getLogger(__name__)
@@ -346,7 +346,7 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
 
 
 def pages_structure_advance(project: Project, *, through: int, complete: bool) -> None:
-    """Read the body of every stored page that can be decided now (`projects.structure.book`):
+    """Read the body of every stored page that can be decided now (`bookstructure.book`):
     pages 1 to `through` are stored; `complete`: they are the whole book. Each decided page
     gets its Markdown, furniture and word count and is prepared, and a batch waiting for it
     is woken when it was the batch's last page."""

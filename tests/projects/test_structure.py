@@ -1,4 +1,4 @@
-"""The book-structure library (projects/structure): page furniture and paragraphs.
+"""The book-structure library (bookstructure): page furniture and paragraphs.
 
 Hand-made layouts pin each rule exactly; real Debian manuals (tests/support/corpus.py),
 read by projects/layout.py, are checked against what poppler's `pdftotext -layout` shows
@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from bookstructure.furniture import furniture_detect
+from bookstructure.lines import page_lines
+from bookstructure.paragraphs import BookText, book_text_build, lines_join
+from bookstructure.words import Vocabulary, hyphenation_resolve, vocabulary_collect, word_list
 from projects.layout import pdf_layouts
-from projects.structure.furniture import furniture_detect
-from projects.structure.lines import page_lines
-from projects.structure.paragraphs import BookText, book_text_build, lines_join
-from projects.structure.words import Vocabulary, hyphenation_resolve, vocabulary_collect, word_list
 from tests.support.corpus import debian_pdf
 
 Line = tuple[float, float, float, str]  # x0, top, x1, text (10-point lines, 12 high)

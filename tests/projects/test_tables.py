@@ -1,4 +1,4 @@
-"""Tables found in a page's layout (projects/structure/tables.py).
+"""Tables found in a page's layout (bookstructure/tables.py).
 
 Tables made with reportlab (borderless, as DocBook and LaTeX set them: a header, cells that
 wrap) and the shared-mime-info specification's own tables, read from its DocBook source,
@@ -24,10 +24,10 @@ from reportlab.platypus import Frame, PageBreak, PageTemplate, Paragraph, Spacer
 from reportlab.platypus.doctemplate import BaseDocTemplate
 from reportlab.platypus.flowables import Flowable
 
+from bookstructure.lines import page_lines
+from bookstructure.tables import Table as FoundTable
+from bookstructure.tables import tables_find
 from projects.layout import pdf_layouts
-from projects.structure.lines import page_lines
-from projects.structure.tables import Table as FoundTable
-from projects.structure.tables import tables_find
 from tests.support.corpus import debian_pdf
 
 _STYLES = getSampleStyleSheet()

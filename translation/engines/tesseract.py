@@ -17,7 +17,7 @@
 3. **Reading.** `tesseract ... --oem 1 --psm 3 tsv`: words with
    their boxes and confidence, in blocks, paragraphs and lines. The page's Markdown is one
    paragraph per Tesseract paragraph (its lines joined, hyphenations rejoined as
-   `projects.structure.words.hyphenation_resolve` decides), and its layout is the stored
+   `bookstructure.words.hyphenation_resolve` decides), and its layout is the stored
    `Page.layout` format with `source: "ocr"` (pixels of the corrected image).
 4. **Plausibility** (`reading_warnings`): low mean word confidence, many low-confidence
    words, words cut at the image's edge, or much of the page's ink outside every word read
@@ -36,9 +36,9 @@ from typing import Any
 
 from PIL import Image, ImageChops, ImageFilter
 
+from bookstructure.paragraphs import lines_join
+from bookstructure.words import vocabulary_collect, word_list
 from core.markdown import block_start_escape, markdown_escape
-from projects.structure.paragraphs import lines_join
-from projects.structure.words import vocabulary_collect, word_list
 from translation.engines.base import EngineError
 
 # Runs a program: (command, stdin) -> stdout; raises the engine's errors (LocalEngine._run).

@@ -33,11 +33,11 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import pairwise
 
+from bookstructure.furniture import BookFurniture, furniture_detect
+from bookstructure.lines import Layout, LineRef, PageLine, page_lines
+from bookstructure.tables import Table, tables_find
+from bookstructure.words import Vocabulary, WordList, hyphenation_resolve, vocabulary_collect
 from core.markdown import block_start_escape
-from projects.structure.furniture import BookFurniture, furniture_detect
-from projects.structure.lines import Layout, LineRef, PageLine, page_lines
-from projects.structure.tables import Table, tables_find
-from projects.structure.words import Vocabulary, WordList, hyphenation_resolve, vocabulary_collect
 
 GAP_FACTOR = 1.4
 GAP_LINE_HEIGHTS = 0.8

@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from projects.structure.lines import Layout, LineRef, PageLine, page_height, page_lines
+from bookstructure.lines import Layout, LineRef, PageLine, page_height, page_lines
 
 BAND = 0.15
 MAX_BAND_LINES = 3

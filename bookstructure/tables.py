@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from projects.structure.lines import Layout, LineRef, PageLine, page_lines
+from bookstructure.lines import Layout, LineRef, PageLine, page_lines
 
 ROW_GAP = 1.5  # line heights between two rows of a table, at most
 STACK_GAP = 0.5  # line heights between two lines of one wrapped cell, at most

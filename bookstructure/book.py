@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from projects.structure.furniture import BookFurniture, PageFurniture, furniture_detect
-from projects.structure.lines import Layout, LineRef, page_lines
-from projects.structure.paragraphs import body_font_size, book_text_build
-from projects.structure.words import WordList
+from bookstructure.furniture import BookFurniture, PageFurniture, furniture_detect
+from bookstructure.lines import Layout, LineRef, page_lines
+from bookstructure.paragraphs import body_font_size, book_text_build
+from bookstructure.words import WordList
 
 # Pages of context before a page for its furniture (a header's place is learnt from the
 # pages before: a short chapter's header repeats on too few pages to run), and the pages

@@ -50,6 +50,7 @@ SLOT_TOLERANCE = 0.006
 GAP_LINE_HEIGHTS = 0.5
 NUMBER_WINDOW = 3
 RUNNING_WINDOW = 2
+BODY_REACH = 0.1
 EDGE_SLACK = 0.003  # of the page's height: how far a header or footer may reach into the body's extent
 
 _ROMAN = re.compile(r"^(?=[mdclxvi])m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
@@ -173,9 +174,9 @@ def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
 
 
 def _body_edges(layouts: Sequence[Layout], candidates: list[list[_Candidate]]) -> tuple[float, float]:
-    """Where the body text starts and ends on most pages (fractions of the page's height):
-    the median top of the pages' first line and bottom of their last line that are no
-    candidates."""
+    """Where the body text starts and ends on full pages (fractions of the page's height):
+    the top of the pages' first line and the bottom of their last line that are no
+    candidates, on all but the BODY_REACH share of pages that reach furthest."""
     tops: list[float] = []
     bottoms: list[float] = []
     for index, layout in enumerate(layouts):
@@ -185,11 +186,16 @@ def _body_edges(layouts: Sequence[Layout], candidates: list[list[_Candidate]]) -
         if height > 0 and body:
             tops.append(min(line.top for line in body) / height)
             bottoms.append(max(line.bottom for line in body) / height)
-    return (statistics.median(tops) if tops else 0.0, statistics.median(bottoms) if bottoms else 1.0)
+    if not tops:
+        return 0.0, 1.0
+    # Where it reaches on full pages: a chapter's first page, a short last page end higher.
+    tops.sort()
+    bottoms.sort()
+    return tops[int(len(tops) * BODY_REACH)], bottoms[int((len(bottoms) - 1) * (1 - BODY_REACH))]
 
 
 def _outside_body(cluster: list[_Candidate], *, body_top: float, body_bottom: float) -> bool:
-    """A running header stands above where the body starts on most pages, a running footer
+    """A running header stands above where the body starts on full pages, a running footer
     below where it ends: a page's last line of body text that repeats (a definition's
     "[Constant]" in an API manual) sits where other pages' body text ends, and is body."""
     if cluster[0].band is FurnitureKind.HEADER:

@@ -372,3 +372,24 @@ def test_retry_delay_backs_off_exponentially_with_jitter_up_to_the_cap():
         ceiling = min(2**attempt, 30)
         assert ceiling / 2 <= delay <= ceiling
     assert retry_delay(attempt=1, retry_after="soon", base_seconds=1, max_seconds=30) <= 2
+
+
+def test_a_structured_page_comes_back_with_its_code_as_it_was(vllm, make_page):
+    # The stand-in "translates" every word, code included; the engine puts the code back.
+    text = "Call `bz_open` first.\n\n```\nint main(void)\n```"
+    page = make_page(text=text, structured=True)
+
+    result = engine_get().translate(page)
+
+    assert result.translation == "llaC `bz_open` tsrif.\n\n```\nint main(void)\n```"
+    assert completeness_problem(page, result) is None
+
+
+def test_a_reply_that_lost_inline_code_is_a_retryable_page_failure(vllm, make_page):
+    vllm.fail_next(Fault.reply("<source_language>en</source_language><translation>Llama primero.</translation>"))
+
+    with pytest.raises(EngineError) as failure:
+        engine_get().translate(make_page(text="Call `bz_open` first.", structured=True))
+
+    assert "`bz_open`" in str(failure.value)
+    assert_retryable_failure(failure)

@@ -22,6 +22,7 @@ from django.conf import settings
 
 from translation.engines.base import PageInput, PageResult
 from translation.engines.echo import NAME as ECHO_ENGINE
+from translation.engines.markup import prose_of
 from translation.engines.prompts import PROMPT_PHRASES
 from translation.languages import DENSITY, language_detect
 
@@ -56,6 +57,11 @@ def completeness_problem(page: PageInput, result: PageResult) -> str | None:
     if not source.strip():
         return _leak(page, source, translation)
     source_language = page.source_language or result.detected_source_language or language_detect(source)
+    if page.structured:
+        # Code and literals are kept verbatim by design: the prose is what must be translated.
+        source, translation = prose_of(source), prose_of(translation)
+        if not source.strip():
+            return _leak(page, source, translation)
     # A page already in the target language (a quotation, an appendix) may come back as it is.
     if (
         result.engine != ECHO_ENGINE

@@ -170,9 +170,10 @@ def code_blocks(markdown: str) -> list[str]:
 
 
 def literals_restored(source: str, translation: str) -> tuple[str, list[str]]:
-    """The translation with the source's code blocks put back over its own, in order (a
-    model may touch a comment or an indent), and the source's code blocks and inline
-    code it lost (empty: every literal is there)."""
+    """The translation with the source's code put back over its own, in order: its code
+    blocks, and its inline code spans when the reply has as many (a model may touch a
+    comment, an indent or an identifier); and the source's code blocks and inline code
+    the reply lost (empty: every literal is there)."""
     source_blocks, translated_blocks = code_blocks(source), code_blocks(translation)
     lost: list[str] = []
     if len(source_blocks) == len(translated_blocks):
@@ -180,15 +181,25 @@ def literals_restored(source: str, translation: str) -> tuple[str, list[str]]:
             translation = translation.replace(translated, original, 1)
     else:
         lost.extend(block for block in source_blocks if block not in translation)
-    outside = _CODE_SPAN.findall(_without_code_blocks(source))
-    lost.extend(f"{fence}{code}{fence}" for fence, code in outside if f"{fence}{code}{fence}" not in translation)
+    spans = [match.group(0) for block, part in _parts(source) if not block for match in _CODE_SPAN.finditer(part)]
+    parts = _parts(translation)
+    if len(spans) == sum(len(_CODE_SPAN.findall(part)) for block, part in parts if not block):
+        kept = iter(spans)
+        translation = "".join(part if block else _CODE_SPAN.sub(lambda _: next(kept), part) for block, part in parts)
+    lost.extend(span for span in spans if span not in translation)
     return translation, lost
 
 
-def _without_code_blocks(markdown: str) -> str:
+def _parts(markdown: str) -> list[tuple[bool, str]]:
+    """The text cut into (is a fenced code block, text) parts, in order."""
+    parts: list[tuple[bool, str]] = []
+    position = 0
     for block in code_blocks(markdown):
-        markdown = markdown.replace(block, "")
-    return markdown
+        at = markdown.find(block, position)
+        parts.extend(((False, markdown[position:at]), (True, block)))
+        position = at + len(block)
+    parts.append((False, markdown[position:]))
+    return parts
 
 
 def prose_of(markdown: str) -> str:

@@ -1,0 +1,131 @@
+"""A page's Markdown split into the prose an engine translates and the literal text it
+keeps (translation/engines/markup.py): every literal comes back as it was, whatever the
+translation does to the prose around it."""
+
+from __future__ import annotations
+
+import pytest
+
+from translation.engines import PageInput, PageResult, completeness_problem
+from translation.engines.markup import literals_restored, page_language, prose_of, segments_join, segments_split
+
+PAGE = """## 2.5. MEMORY MANAGEMENT
+
+Use `--leak-check=yes` with bz\\_stream and see /usr/share/doc/x.txt or https://example.org/a.
+
+- a list item calling BZ2\\_bzRead()
+
+```
+int main(void)
+  return 0;
+```
+
+| Flag | Usage |
+| --- | --- |
+| -1 | the small one |
+
+3\\. not a list"""
+
+
+def test_the_prose_is_split_out_and_every_literal_is_a_placeholder() -> None:
+    segments = segments_split(PAGE)
+
+    assert segments.texts == [
+        "2.5. MEMORY MANAGEMENT",
+        "Use \u27e60\u27e7 with \u27e61\u27e7 and see \u27e62\u27e7 or \u27e63\u27e7.",
+        "a list item calling \u27e64\u27e7",
+        "Flag",
+        "Usage",
+        "-1",
+        "the small one",
+        "3. not a list",
+    ]
+    assert segments.literals == [
+        "`--leak-check=yes`",
+        "bz\\_stream",
+        "/usr/share/doc/x.txt",
+        "https://example.org/a",
+        "BZ2\\_bzRead()",
+    ]
+    assert segments_join(segments, segments.texts) == PAGE  # nothing changed, nothing lost
+
+
+def test_translated_prose_comes_back_escaped_around_the_literals_and_code() -> None:
+    segments = segments_split(PAGE)
+    translated = [text.replace("Use", "Usa").replace("the small one", "el *pequeño*") for text in segments.texts]
+
+    page = segments_join(segments, translated)
+
+    assert "Usa `--leak-check=yes` with bz\\_stream and see /usr/share/doc/x.txt" in page
+    assert "| -1 | el \\*pequeño\\* |" in page
+    assert "```\nint main(void)\n  return 0;\n```" in page
+    assert page.endswith("3\\. not a list")  # still no list
+
+
+def test_a_literal_the_translation_dropped_is_put_back_not_lost() -> None:
+    segments = segments_split("Run `make` now.")
+
+    assert segments_join(segments, ["Ejecuta ahora."]) == "Ejecuta ahora. `make`"
+
+
+def test_a_models_reply_gets_the_sources_code_back_and_a_lost_literal_is_reported() -> None:
+    source = "Call `bz_open` first.\n\n```\nint main(void)\n```\n\nThen `bz_read`."
+    touched = "Llama `bz_abrir` primero.\n\n```\nint principal(void)\n```\n\nLuego `bz_read`."
+
+    assert literals_restored(source, touched) == (
+        "Llama `bz_open` primero.\n\n```\nint main(void)\n```\n\nLuego `bz_read`.",
+        [],
+    )
+    dropped = "Llama bz_abrir primero.\n\n```\nint main(void)\n```\n\nLuego `bz_read`."
+    assert literals_restored(source, dropped)[1] == ["`bz_open`"]
+
+
+def _page(text: str, *, book_language: str | None = "en", structured: bool = True) -> PageInput:
+    return PageInput(
+        page_id="p",
+        index=1,
+        text=text,
+        image=None,
+        source_language=None,
+        target_language="es",
+        structured=structured,
+        book_language=book_language,
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# bzip2 and libbzip2\n\nversion 1.0.8",  # a title page
+        "```\nint main(int argc, char **argv) {\n  return bz_stream_init(argv);\n}\n```",  # code
+        "3.1. Top-level structure \u2026 8\n\n3.2. Error handling \u2026 10",  # contents
+    ],
+)
+def test_a_short_code_or_contents_page_is_read_in_the_books_language(text: str) -> None:
+    assert page_language(_page(text), text) == "en"
+
+
+def test_a_long_page_in_another_language_is_read_in_its_own() -> None:
+    french = "Le chat est sur la table et le chien est dans le jardin, mais la maison est grande. " * 3
+
+    assert page_language(_page(french), french) == "fr"
+
+
+def test_a_page_of_code_kept_verbatim_is_a_complete_translation() -> None:
+    source = (
+        "Example:\n\n```\n" + "\n".join(f"static int value_{n} = compute(value_{n - 1});" for n in range(40)) + "\n```"
+    )
+    translated = source.replace("Example:", "Ejemplo:")
+    result = PageResult(
+        translation=translated,
+        source_text=source,
+        detected_source_language="en",
+        engine="local",
+        model="apertium",
+        prompt_tokens=1,
+        completion_tokens=1,
+        cost_usd=0,  # type: ignore[arg-type]
+    )
+
+    assert prose_of(source) == "Example:"
+    assert completeness_problem(_page(source), result) is None

@@ -327,6 +327,11 @@ class PageImageQuerySerializer(serializers.Serializer):
 # --- Processing -----------------------------------------------------------------------
 
 
+class FurnitureLineSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["header", "footer", "page_number"])
+    text = serializers.CharField()
+
+
 class ReviewSerializer(serializers.ModelSerializer):
     """A translated page's review package."""
 
@@ -335,6 +340,18 @@ class ReviewSerializer(serializers.ModelSerializer):
     cost_usd = MoneyField(allow_null=True)
     translated_utc = serializers.DateTimeField(source="translated_at", allow_null=True)
     review_flags = serializers.ListField(child=serializers.CharField(), help_text=REVIEW_FLAGS)
+    source_text = serializers.CharField(
+        help_text="What was translated: the page's body as Markdown when it was read with its layout (running "
+        "headers, footers and page numbers left out, a paragraph carried over the page break whole), else its text "
+        "layer or what was read from its image."
+    )
+    furniture = FurnitureLineSerializer(
+        many=True, help_text="The running headers, footers and page numbers left out of the translation and exports."
+    )
+    carried_from = serializers.IntegerField(
+        allow_null=True,
+        help_text="The page whose paragraph this page's first lines finish: they are translated (and billed) there.",
+    )
 
     class Meta:
         model = Page
@@ -344,6 +361,8 @@ class ReviewSerializer(serializers.ModelSerializer):
             "status",
             "review_flags",
             "source_text",
+            "furniture",
+            "carried_from",
             "translation",
             "detected_source_language",
             "engine",

@@ -87,6 +87,11 @@ def test_a_manual_comes_back_as_a_book_without_its_furniture_with_headings_and_c
 
     book = _exported_markdown(auth_client, project_id)
 
+    # The review package shows what was left out and where the carried lines went.
+    second = auth_client.get(f"/v1/projects/{project_id}/pages/{pages[1].pk}").json()["review"]
+    assert {"kind": "header", "text": "How to use bzip2"} in second["furniture"]
+    assert second["carriedFrom"] == 1
+    assert second["sourceText"] == pages[1].source_markdown
     assert re.search(r"^#+ .*2\.6\. RECOVERING DATA FROM DAMAGED FILES$", book, re.MULTILINE)
     assert re.search(r"^#+ .*3\. Programming with `libbzip2`$", book, re.MULTILINE)
     # The memory table, set in a monospace font, is a code block with its rows intact.

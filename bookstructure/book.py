@@ -13,6 +13,7 @@ back (`carried_in`) so that every page break is decided once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -29,6 +30,7 @@ STRUCTURE_LOOKAHEAD_PAGES = 2
 # Normalize decides pages this many at a time (page 1 at once): each decision reads the
 # window's layouts again.
 STRUCTURE_GROUP_PAGES = 4
+_WORD = re.compile(r"\w+(?:['\u2019-]\w+)*")
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,8 @@ class PageBody:
 
     @property
     def words(self) -> int:
-        return len(self.markdown.split())
+        """Its words (Markdown's syntax, `##`, fences and table rules, is none)."""
+        return len(_WORD.findall(self.markdown))
 
 
 def pages_structure(

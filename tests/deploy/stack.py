@@ -27,7 +27,17 @@ SETTINGS_FILE = REPO_ROOT / "config" / "settings.py"
 README = REPO_ROOT / "README.md"
 DOCKERIGNORE = REPO_ROOT / ".dockerignore"
 # The service's own packages (what the images run; tests and benchmarks are not shipped).
-FIRST_PARTY = ["config", "core", "accounts", "projects", "wallet", "translation", "exports", "webhooks"]
+FIRST_PARTY = [
+    "config",
+    "core",
+    "bookstructure",
+    "accounts",
+    "projects",
+    "wallet",
+    "translation",
+    "exports",
+    "webhooks",
+]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 

@@ -44,6 +44,7 @@ system_tools_ensure() {
   [ -e /usr/share/fonts/opentype/ipafont-mincho/ipam.ttf ] || missing+=(fonts-ipafont-mincho)
   [ -e /usr/share/fonts/truetype/nanum/NanumMyeongjo.ttf ] || missing+=(fonts-nanum)
   [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(fonts-wqy-microhei)
+  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(fonts-dejavu-core)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

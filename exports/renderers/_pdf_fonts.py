@@ -120,6 +120,14 @@ FAMILIES: dict[str, Family] = {
             FaceFile("NotoSans-BoldItalic.ttf"),
         ),
         Family(
+            "mono",
+            "fonts-dejavu-core",
+            FaceFile("DejaVuSansMono.ttf"),
+            FaceFile("DejaVuSansMono-Bold.ttf"),
+            FaceFile("DejaVuSansMono-Oblique.ttf"),
+            FaceFile("DejaVuSansMono-BoldOblique.ttf"),
+        ),
+        Family(
             "arabic", "fonts-noto-core", FaceFile("NotoNaskhArabic-Regular.ttf"), FaceFile("NotoNaskhArabic-Bold.ttf")
         ),
         Family(

@@ -50,6 +50,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # control characters other t
 _RTL_CLASSES = frozenset({"R", "AL", "AN"})
 
 
+_SPACE_RUN = re.compile(" {2,}")
+
+
 @dataclass(frozen=True)
 class Span:
     """A run of text with its emphasis (a `Run` of exports.blocks, or a notice)."""
@@ -75,6 +78,18 @@ class TextStyle:
     color: colors.Color = colors.black
     background: colors.Color | None = None
     keep_with_next: bool = False
+
+
+def code_spaces_kept(text: str) -> str:
+    """A code block's text with its indents and column alignment kept: a line's leading
+    spaces, and all but the last space of every run of spaces, are no-break spaces (a
+    paragraph collapses spaces; the last one of a run still lets a long line wrap)."""
+    lines = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        body = _SPACE_RUN.sub(lambda run: "\u00a0" * (len(run.group()) - 1) + " ", body)
+        lines.append("\u00a0" * (len(line) - len(line.lstrip(" "))) + body)
+    return "\n".join(lines)
 
 
 def text_flowable(
@@ -109,7 +124,7 @@ def _faces(spans: Sequence[Span], text: str, style: TextStyle, language: str) ->
         bold, italic = span.bold or style.bold, span.italic or style.italic
         for key in families[position : position + len(span.text)]:
             if span.code and key == "latin":
-                key = "sans"
+                key = "mono"
             faces.append(family(key).face(bold=bold, italic=italic))
         position += len(span.text)
     return faces

@@ -54,7 +54,7 @@ from reportlab.platypus import (
 from exports.blocks import Block, blocks_of, column_widths
 from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
 from exports.renderers._pdf_fonts import ensure_fonts, family
-from exports.renderers._pdf_text import Span, TextStyle, text_flowable
+from exports.renderers._pdf_text import Span, TextStyle, code_spaces_kept, text_flowable
 
 AUTHOR = "Book Translation Service"
 PAGE_SIZE = A4
@@ -398,6 +398,7 @@ class _Story:
             style = QUOTE
         elif block.kind == "code":
             style = CODE
+            spans = [replace(span, text=code_spaces_kept(span.text)) for span in spans]
         else:
             style = BODY
         return self._maybe(self._text(spans, style, prefix=prefix))

@@ -241,6 +241,26 @@ def test_pdf_sets_mixed_scripts_each_in_its_own_font(tmp_path: Path) -> None:
 
 
 @needs_tools
+def test_pdf_sets_code_in_a_monospace_font_with_its_indents_and_columns(tmp_path: Path) -> None:
+    translation = "Run `make` first:\n\n```\nFlag    usage    Size\n -1    1200k   914704\n -9    7600k   828642\n```"
+    pdf = render(one_page_book("en", translation), ExportOptions(), tmp_path)
+
+    assert "DejaVuSansMono" in " ".join(assert_fonts_embedded(pdf))
+    laid_out = run_tool("pdftotext", "-layout", "-enc", "UTF-8", pdf, "-").stdout.splitlines()
+    rows = [line for line in laid_out if re.search(r"Flag|1200k|7600k", line)]
+    assert [line.strip().split() for line in rows] == [
+        ["Flag", "usage", "Size"],
+        ["-1", "1200k", "914704"],
+        ["-9", "7600k", "828642"],
+    ]
+    # Columns line up: each row's cells start where the header's do (a monospace font, no
+    # spaces collapsed), and the indented rows stand one character in.
+    starts = [[match.start() for match in re.finditer(r"\S+", line)] for line in rows]
+    assert starts[1][1:] == starts[2][1:]
+    assert starts[1][0] > starts[0][0]
+
+
+@needs_tools
 @pytest.mark.parametrize("language", ["en", "ar", "ja"])
 def test_pdf_shows_page_markers_only_when_asked(language: str, tmp_path: Path) -> None:
     book = sample_book(language, pages=3)

@@ -260,8 +260,9 @@ def test_pdf_table_sets_each_column_in_line_and_aligned_as_written(tmp_path: Pat
     assert_same([word.x_max for word in third])  # end-aligned ("--:")
     assert max(word.x_max for word in first) < min(word.x_min for word in second)
     assert [word.y_min for word in first] == sorted(word.y_min for word in first)  # rows in order
-    for column in (first, second, third):  # each row's cells on one line
-        assert [round(word.y_min) for word in column][1:] == [round(word.y_min) for word in first][1:]
+    for column in (first, second, third):  # each row's cells on one line (code's font is a little taller)
+        for cell, row_start in zip(column[1:], first[1:], strict=True):
+            assert abs(cell.y_min - row_start.y_min) <= 3
     before, after = find(words, "Antes"), find(words, "Después")
     assert before.y_min < first[0].y_min < first[-1].y_min < after.y_min
     assert_renders_every_page(pdf, tmp_path)

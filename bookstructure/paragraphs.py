@@ -45,6 +45,7 @@ INDENT_LINE_HEIGHTS = 0.8
 SHORT_LINE = 0.15
 FONT_SIZE_CHANGE = 0.15
 HEADING_MAX_LINES = 3
+FULL_PAGE_LINES = 5  # a page with fewer body lines takes the body's right edge from the fuller pages
 HEADING_MAX_CHARS = 160
 CODE_GAP_LINE_HEIGHTS = 2.5
 SUPERSCRIPT_SIZE = 0.85  # a line of only a number set this much smaller than the body is a footnote's mark
@@ -146,10 +147,16 @@ def book_text_build(
     vocabulary = vocabulary_collect(line.text for body in bodies for line in body)
     body_size = body_size or body_font_size(line for body in bodies for line in body)
 
+    # A page of a line or two (a title page, a chapter's last lines) ends where the book's
+    # full pages end: its last line does not run to the body's edge because it is the body.
+    full_pages = [body for body in bodies if len(body) >= FULL_PAGE_LINES]
+    book_right = statistics.median(max(line.x1 for line in body) for body in full_pages) if full_pages else 0.0
     drafts_by_page: list[list[_Draft]] = []
     for body in bodies:
         body_left = min((line.x0 for line in body), default=0.0)
         body_right = max((line.x1 for line in body), default=0.0)
+        if len(body) < FULL_PAGE_LINES:
+            body_right = max(body_right, book_right)
         drafts = [_Draft(lines=group, body_left=body_left, body_right=body_right) for group in _page_paragraphs(body)]
         for draft in drafts:
             draft.kind, draft.level = _kind(draft.lines, body_size=body_size)

@@ -144,11 +144,12 @@ def page_source(page: Page) -> str:
 
 def book_language(project: Project) -> str | None:
     """The language of the book's text (its source language when set), told from the prose
-    of its first BOOK_LANGUAGE_PAGES prepared pages: what a page too short, or too full of
-    code, to tell its own language is read in."""
+    of its first BOOK_LANGUAGE_PAGES pages read so far (prepared or not: a title page is
+    translated while the pages after it are still being prepared): what a page too short,
+    or too full of code, to tell its own language is read in."""
     if project.source_language_override:
         return project.source_language_override
-    sample = project.pages.filter(prepared=True).order_by("index")[:BOOK_LANGUAGE_PAGES]
+    sample = project.pages.exclude(text_layer="").order_by("index")[:BOOK_LANGUAGE_PAGES]
     texts = sample.values_list("structured", "source_markdown", "text_layer")
     prose = " ".join(prose_of(markdown) if structured else text for structured, markdown, text in texts)
     return language_detect(prose[:BOOK_LANGUAGE_CHARS])

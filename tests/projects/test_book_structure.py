@@ -16,9 +16,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from projects.models import Project
 from projects.normalize import normalize_run
+from projects.tasks import job_run_next
 from tests.exports.test_export_api import run_export_queue
 from tests.projects.test_processing import credit, run_worker
 from tests.support.corpus import debian_pdf, pdf_window
+from tests.support.pdfs import pdf_bytes
 
 pytestmark = pytest.mark.slow
 
@@ -176,3 +178,23 @@ def test_a_book_read_in_windows_has_each_line_once_and_no_running_header(user, a
         assert not before.source_markdown or before.source_markdown[-80:] not in after.source_markdown
     assert not any("CHAPTER 1. DEFINITIONS AND OVERVIEW" in page.source_markdown for page in pages)
     assert sum("CHAPTER 1. DEFINITIONS AND OVERVIEW" in item["text"] for page in pages for item in page.furniture) == 2
+
+
+def test_a_title_page_translated_first_is_read_in_the_language_of_the_pages_after_it(user, auth_client, settings):
+    """The calibration batch is page 1 alone, a title too short to tell its language, while
+    the pages after it are still being prepared: it is read in the book's language."""
+    settings.TRANSLATION_ENGINE = "local"
+    if subprocess.run(["sh", "-c", "command -v apertium"], capture_output=True).returncode != 0:
+        pytest.skip("apt-get install apertium apertium-eng-spa (scripts/lib.sh installs them)")
+    settings.NORMALIZE_INLINE_MAX_PAGES = 2
+    prose = "The keeper climbed the stairs of the lighthouse every evening to light the great lamp. " * 4
+    book = pdf_bytes(6, text=lambda n: "Lighthouses" if n == 1 else prose)
+    credit(user, "50")
+    project_id = _book(auth_client, book, target="es")
+    assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+
+    normalize_run(project_id=project_id, page_limit=3)  # pages 1-3 read, page 1 prepared
+    assert job_run_next() is not None
+
+    first = Project.objects.get(pk=project_id).pages.get(index=1)
+    assert (first.status, first.detected_source_language) == ("Approved", "en"), first.failure_reason

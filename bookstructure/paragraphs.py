@@ -54,7 +54,9 @@ ROW_OVERLAP = 0.5  # lines whose tops are within half a line height are one row 
 _BULLETS = ("\u2022", "\u25e6", "\u25aa", "\u2023", "\u25cf", "\u25cb", "\u25a0", "\u25a1", "\u2013")
 _SENTENCE_END = re.compile("[.!?:\u3002\uff01\uff1f][\"'\u201d\u2019)\\]]*$")
 _HYPHENS = ("-", "\u00ad", "\u2010")
-_LEADERS = re.compile(r"(?:\.\s?){4,}\s*(?:\d+|[ivxlc]+)$")  # a contents or index line: dot leaders, a page
+# A contents or index line: dot leaders and a page number (or the leaders alone, the numbers
+# standing in a column of their own).
+_LEADERS = re.compile(r"(?:(?:\.\s?){4,}\s*(?:\d+|[ivxlc]+)|(?:\.\s?){6,})$")
 _FOOTNOTE_MARK = re.compile(r"\d{1,3}|[*\u2020\u2021]")
 _SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
 _LEADER_DOTS = re.compile(r"\s*(?:\.\s?){4,}\s*")
@@ -285,7 +287,7 @@ def _paragraph(draft: _Draft, *, vocabulary: Vocabulary, words: WordList) -> Par
     else:
         inline = lines_join([line.markdown or line.text for line in draft.lines], vocabulary=vocabulary, words=words)
         if _LEADERS.search(text):  # a contents line: its dot leaders are one ellipsis
-            inline = _LEADER_DOTS.sub(" \u2026 ", inline)
+            inline = _LEADER_DOTS.sub(" \u2026 ", inline).rstrip()
         if draft.kind is ParagraphKind.HEADING:
             markdown = f"{'#' * draft.level} {inline}"
         elif draft.kind is ParagraphKind.LIST_ITEM:
@@ -425,7 +427,7 @@ def _starts_paragraph(
         return True
     if line.top - previous.bottom > GAP_LINE_HEIGHTS * height:
         return True
-    if line.text.startswith(_BULLETS) or _LEADERS.search(previous.text) or _LEADERS.search(line.text):
+    if line.text.startswith(_BULLETS) or _LEADERS.search(previous.text):  # a contents entry ends at its leaders
         return True
     if (
         line.x0 > left + indent

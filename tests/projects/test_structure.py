@@ -480,3 +480,20 @@ def test_a_footnote_mark_on_a_line_of_its_own_ends_its_paragraph_as_a_superscrip
     (page,) = book_text_build([layout], words=NO_WORDS, furniture=furniture_detect([])).pages
 
     assert page.markdown == "Sid destroyed toys :-) \u00b9\n\nMore body text follows here."
+
+
+def test_contents_entries_are_one_paragraph_each_their_leaders_one_ellipsis() -> None:
+    block = [
+        (72.0, 100.0, 540.0, "1.1 What is this FAQ? . . . . . . . . . . . . . . . 1"),
+        (72.0, 114.0, 540.0, "1.5 What is the difference between Debian and other distributions? Why"),
+        (72.0, 128.0, 500.0, "should I choose Debian? . . . . . . . . . . . . . . ."),
+        (72.0, 142.0, 540.0, "1.6 How does one pronounce Debian? . . . . . . . . . 3"),
+    ]
+
+    (page,) = book_text_build([_layout(block)], words=NO_WORDS).pages
+
+    assert page.markdown == (
+        "1.1 What is this FAQ? \u2026 1\n\n"
+        "1.5 What is the difference between Debian and other distributions? Why should I choose Debian? \u2026\n\n"
+        "1.6 How does one pronounce Debian? \u2026 3"
+    )

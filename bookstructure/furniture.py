@@ -174,9 +174,9 @@ def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
 
 
 def _body_edges(layouts: Sequence[Layout], candidates: list[list[_Candidate]]) -> tuple[float, float]:
-    """Where the body text starts and ends on full pages (fractions of the page's height):
-    the top of the pages' first line and the bottom of their last line that are no
-    candidates, on all but the BODY_REACH share of pages that reach furthest."""
+    """Where the body text starts and ends (fractions of the page's height): the median top
+    of the pages' first lines that are no candidates, and the bottom of their last ones on
+    all but the BODY_REACH share of pages that reach furthest."""
     tops: list[float] = []
     bottoms: list[float] = []
     for index, layout in enumerate(layouts):
@@ -188,10 +188,10 @@ def _body_edges(layouts: Sequence[Layout], candidates: list[list[_Candidate]]) -
             bottoms.append(max(line.bottom for line in body) / height)
     if not tops:
         return 0.0, 1.0
-    # Where it reaches on full pages: a chapter's first page, a short last page end higher.
-    tops.sort()
+    # Where it ends on full pages: a chapter's last page, a short page end higher. Where it
+    # starts on most pages: a page whose header was not read (a scan) starts higher.
     bottoms.sort()
-    return tops[int(len(tops) * BODY_REACH)], bottoms[int((len(bottoms) - 1) * (1 - BODY_REACH))]
+    return statistics.median(tops), bottoms[int((len(bottoms) - 1) * (1 - BODY_REACH))]
 
 
 def _outside_body(cluster: list[_Candidate], *, body_top: float, body_bottom: float) -> bool:

@@ -276,6 +276,11 @@ NORMALIZE_THREADS = env.int("NORMALIZE_THREADS", default=2)
 NORMALIZE_INLINE_MAX_PAGES = env.int("NORMALIZE_INLINE_MAX_PAGES", default=10)
 # Pages one normalize task prepares before it queues the rest behind other books' work.
 NORMALIZE_TASK_PAGES = env.int("NORMALIZE_TASK_PAGES", default=50)
+# Pages without a text layer are read (OCR) on the normalize worker, when the engine reads
+# them itself (the local engine), so a scanned book is structured like a text PDF (running
+# headers left out, paragraphs across pages; docs/book-structure.md). Not inside the
+# normalize call: a book normalized inline is read page by page when translated.
+INTAKE_OCR = env.bool("INTAKE_OCR", default=True)
 # A running normalize that has stored no page for this long lost its worker: beat requeues it.
 NORMALIZE_STALE_SECONDS = env.int("NORMALIZE_STALE_SECONDS", default=600)
 ANONYMOUS_UPLOAD_HOURS = env.int("ANONYMOUS_UPLOAD_HOURS", default=24)

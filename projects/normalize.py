@@ -43,6 +43,7 @@ from projects.models import NormalizeState, Page, Project, ProjectStatus, Source
 from projects.poppler import pdf_title
 from projects.rendering import RenderedPage, pages_render, thumbnail_make
 from projects.sniffing import source_inspect
+from translation.engines import EngineError, PageReading, engine_get
 from translation.languages import language_detect
 
 logger = logging.getLogger(__name__)
@@ -300,7 +301,7 @@ def _pages_make(project: Project, *, page_limit: int | None = None) -> int:
                         continue
                     if page_limit is not None and stored >= page_limit:
                         raise _MorePages
-                    _page_store(project, page)
+                    _page_store(project, page, read_image=page_limit is not None and settings.INTAKE_OCR)
                     pages_structure_advance(project, through=page.index, complete=False)
                     stored += 1
             except ServiceError:
@@ -312,9 +313,10 @@ def _pages_make(project: Project, *, page_limit: int | None = None) -> int:
     return page_count
 
 
-def _page_store(project: Project, rendered: RenderedPage) -> None:
+def _page_store(project: Project, rendered: RenderedPage, *, read_image: bool = False) -> None:
     """Store one page's image and thumbnail, then fill its row and count the progress,
-    together; a batch waiting for this page is woken when it was the batch's last one."""
+    together. With `read_image`, a page without a text layer is read by the engine's OCR
+    (`_page_image_read`): its layout and review flags are stored with it."""
     image_key = _storage_replace(
         page_image_key(project_id=project.pk, index=rendered.index), File(rendered.png_path.open("rb"))
     )
@@ -323,6 +325,11 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
         ContentFile(rendered.thumbnail if rendered.thumbnail is not None else thumbnail_make(rendered.png_path)),
     )
     words = len(rendered.text.split())
+    layout, flags = rendered.layout, []
+    if read_image and not rendered.text.strip() and not (rendered.layout or {}).get("blocks"):
+        reading = _page_image_read(project, rendered.png_path)
+        if reading is not None:
+            layout, flags = reading.layout, list(reading.warnings)
     # Prepared (ready to translate) once its body is read with its neighbours' (pages_structure_advance).
     fields = {
         "source_name": rendered.source_name[:255],
@@ -331,7 +338,8 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
         "width": rendered.width,
         "height": rendered.height,
         "text_layer": rendered.text,
-        "layout": rendered.layout,
+        "layout": layout,
+        "review_flags": flags,
         "has_text_layer": words > 0,
         "word_count": words,
         "updated_at": timezone.now(),
@@ -343,6 +351,16 @@ def _page_store(project: Project, rendered: RenderedPage) -> None:
             storage_delete_quietly([image_key, thumbnail_key])
             raise _ProjectGone
         Page.objects.update_or_create(project=project, index=rendered.index, defaults=fields)
+
+
+def _page_image_read(project: Project, png_path: Path) -> PageReading | None:
+    """The page image read by the engine's OCR (None from an engine that reads images itself
+    when it translates, or when the OCR cannot run: the page is then read when translated)."""
+    try:
+        return engine_get().page_read(png_path.read_bytes(), language=project.source_language_override or None)
+    except EngineError:
+        logger.warning("Project %s: a page image could not be read at intake", project.pk, exc_info=True)
+        return None
 
 
 def pages_structure_advance(project: Project, *, through: int, complete: bool) -> None:
@@ -361,17 +379,20 @@ def pages_structure_advance(project: Project, *, through: int, complete: bool) -
     rows = list(
         project.pages.filter(index__gte=first_index, index__lte=through)
         .order_by("index")
-        .values_list("index", "layout", "carried_from", "text_layer", "carried_lines")
+        .values_list("index", "layout", "carried_from", "text_layer", "carried_lines", "prepared", "structured")
     )
     carried_in = {
         index: Carried(page=index, origin=origin, lines=tuple((block, line) for block, line in lines))
-        for index, _, origin, _, lines in rows
+        for index, _, origin, _, lines, *_ in rows
         if origin is not None and index >= start
     }
     language = project.source_language_override or language_detect(" ".join(row[3] for row in rows[:20])) or "en"
     bodies = pages_structure(
-        # An image page's OCR layout (pixels, stored when it is translated) is no context.
-        [layout if layout and layout.get("source") != "ocr" else {} for _, layout, *_ in rows],
+        # An OCR layout stored when its page was translated (read then, not at intake) is no context.
+        [
+            {} if not layout or (layout.get("source") == "ocr" and prepared and not structured) else layout
+            for _, layout, _, _, _, prepared, structured in rows
+        ],
         first_index=first_index,
         start=start,
         ready_through=ready_through,

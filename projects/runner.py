@@ -160,7 +160,7 @@ def _page_input(project: Project, page: Page, previous: str, language: str | Non
         page_id=str(page.pk),
         index=page.index,
         text=page_source(page),
-        image=None if page.text_layer.strip() else _image_loader(page.image_key),
+        image=None if page.structured or page.text_layer.strip() else _image_loader(page.image_key),
         source_language=page.source_language_override or project.source_language_override,
         target_language=project.target_language_code,
         previous_context=previous[-CONTEXT_CHARS:],
@@ -217,9 +217,12 @@ def _page_commit(
                 model_name=result.model,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
-                review_flags=list(result.warnings),
             )
-            if result.layout:  # what the engine read the page with (OCR): the page had none
+            # A page the engine read (OCR) gets the reading's layout and flags; a structured page
+            # keeps its own (read at intake).
+            if not page.structured:
+                changes["review_flags"] = list(result.warnings)
+            if result.layout and not page.structured:
                 changes["layout"] = dict(result.layout)
         if result is not None and not error:
             changes.update(

@@ -19,7 +19,7 @@ from projects.normalize import normalize_run
 from projects.tasks import job_run_next
 from tests.exports.test_export_api import run_export_queue
 from tests.projects.test_processing import credit, run_worker
-from tests.support.corpus import debian_pdf, pdf_window
+from tests.support.corpus import debian_pdf, pdf_window, scan_pages, scans_pdf
 from tests.support.pdfs import pdf_bytes
 
 pytestmark = pytest.mark.slow
@@ -198,3 +198,39 @@ def test_a_title_page_translated_first_is_read_in_the_language_of_the_pages_afte
 
     first = Project.objects.get(pk=project_id).pages.get(index=1)
     assert (first.status, first.detected_source_language) == ("Approved", "en"), first.failure_reason
+
+
+def test_a_scanned_book_is_read_at_intake_and_structured_like_a_text_pdf(user, auth_client, settings):
+    """The FAQ's pages 25-28 scanned (turned, blurred, noisy, JPEG), normalized on a worker
+    with the local engine: each page is read by OCR at intake, its running header and page
+    number are furniture, and the book is translated from that text."""
+    settings.TRANSLATION_ENGINE = "local"
+    if subprocess.run(["sh", "-c", "command -v tesseract && command -v apertium"], capture_output=True).returncode:
+        pytest.skip("apt-get install tesseract-ocr apertium apertium-eng-spa (scripts/lib.sh installs them)")
+    try:
+        faq = debian_pdf("debian-faq")
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
+    settings.NORMALIZE_INLINE_MAX_PAGES = 2
+    credit(user, "50")
+    project_id = _book(auth_client, scans_pdf(scan_pages(faq, 25, 28)), target="es")
+    for _ in range(2):  # the worker's tasks, 3 pages each
+        normalize_run(project_id=project_id, page_limit=3)
+    assert Project.objects.get(pk=project_id).normalize_state == "done"
+    pages = list(Project.objects.get(pk=project_id).pages.order_by("index"))
+
+    assert all(page.layout["source"] == "ocr" and not page.text_layer for page in pages)
+    assert all(page.structured for page in pages)
+    headers = [item["text"] for page in pages for item in page.furniture if item["kind"] == "header"]
+    numbers = [item["text"] for page in pages for item in page.furniture if item["kind"] == "page_number"]
+    assert sum("CHAPTER 5" in text for text in headers) == 3  # the running header, read from the scan
+    assert len(numbers) >= 3  # as many as OCR read
+    assert set(numbers) <= {"17", "18", "19", "20"}
+    assert not any("CHAPTER 5. SOFTWARE" in page.source_markdown for page in pages)
+    assert pages[0].source_markdown.startswith("## Chapter 5")  # headings from the scan's type sizes
+
+    assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+    run_worker()
+    translated = list(Project.objects.get(pk=project_id).pages.order_by("index"))
+    assert [page.status for page in translated] == ["Approved"] * len(pages)
+    assert all(page.source_text == page.source_markdown for page in translated)  # not read again

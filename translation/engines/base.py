@@ -208,10 +208,24 @@ class UnsupportedLanguagePair(ServiceError):
         self.target_language = target_language
 
 
+@dataclass(frozen=True)
+class PageReading:
+    """A page image read at intake (`Engine.page_read`): its layout (the Page.layout format,
+    source "ocr") and why the reading may not be trusted (the page's reviewFlags)."""
+
+    layout: dict[str, Any]
+    warnings: tuple[str, ...]
+
+
 class Engine(Protocol):
     name: str
 
     def status(self) -> EngineStatus: ...
+
+    def page_read(self, image: bytes, *, language: str | None) -> PageReading | None:
+        """The page image's text with its layout, read at intake by an engine that reads
+        images with OCR; None from an engine that reads the image itself when translating."""
+        ...
 
     def capabilities(self) -> EngineCapabilities: ...
 

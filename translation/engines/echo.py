@@ -27,6 +27,7 @@ from translation.engines.base import (
     ModelState,
     PageInput,
     PageLanguageUnsupported,
+    PageReading,
     PageResult,
     any_source_capabilities,
     cost_usd,
@@ -86,6 +87,10 @@ class EchoEngine:
         )
         self._failures: Counter[str] = Counter()
         self._lock = threading.Lock()
+
+    def page_read(self, image: bytes, *, language: str | None) -> PageReading | None:
+        """Nothing to read at intake: the echo engine reads no image."""
+        return None
 
     def status(self) -> EngineStatus:
         if self.unavailable:

@@ -39,6 +39,7 @@ from translation.engines.base import (
     ModelState,
     PageInput,
     PageLanguageUnsupported,
+    PageReading,
     PageResult,
     cost_usd,
     pairs_capabilities,
@@ -199,6 +200,12 @@ class LocalEngine:
         )
 
     # --- the programs ------------------------------------------------------------------------
+
+    def page_read(self, image: bytes, *, language: str | None) -> PageReading | None:
+        """The page image read with Tesseract at intake (its layout and warnings)."""
+        _, installed = self._discover()
+        reading = self._ocr(image, language, installed)
+        return PageReading(layout=reading.layout, warnings=reading.warnings)
 
     def _ocr(self, image: bytes, language: str | None, installed: list[str]) -> OcrReading:
         """The page image read by Tesseract, turned upright and level first, with the

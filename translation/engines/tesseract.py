@@ -50,6 +50,7 @@ SKEW_MIN_DEGREES = 0.15  # a page leaning less (3 px over a 1,300 px line) is no
 QUARTER_MARGIN = 1.2  # a page is read turned a quarter when its lines are this much sharper so
 CONTRAST_MIN = 24  # grey levels between ink and paper: less, and the page is blank
 BLUR_RADIUS = 0.7
+COLUMN_GAP = 2.0  # a gap between two words of a line this many line heights wide parts two columns
 PAPER_SHARE = 0.75  # the threshold: this share of the way from the ink's grey to the paper's
 PAPER_MARGIN = 10  # grey levels below the paper's still paper (its noise, smoothed)
 INK_GAMMA = 3.0
@@ -317,7 +318,19 @@ def page_read(image: bytes, *, command: Sequence[str], language: str | None, run
 
 
 def _lines(words: Sequence[OcrWord]) -> list[list[OcrWord]]:
-    return [list(line) for _, line in groupby(words, key=lambda word: (word.block, word.paragraph, word.line))]
+    """Tesseract's lines, each cut where a gap wider than COLUMN_GAP line heights parts its
+    words: a running header's left and right parts (chapter, section), a table's cells."""
+    lines: list[list[OcrWord]] = []
+    for _, grouped in groupby(words, key=lambda word: (word.block, word.paragraph, word.line)):
+        line = list(grouped)
+        height = statistics.median(word.box[3] - word.box[1] for word in line)
+        start = 0
+        for index in range(1, len(line)):
+            if line[index].box[0] - line[index - 1].box[2] > COLUMN_GAP * height:
+                lines.append(line[start:index])
+                start = index
+        lines.append(line[start:])
+    return lines
 
 
 def _box(boxes: Iterable[tuple[int, int, int, int]]) -> list[float]:

@@ -42,6 +42,7 @@ from translation.engines.base import (
     EngineUnavailable,
     ModelState,
     PageInput,
+    PageReading,
     PageResult,
     any_source_capabilities,
     cost_usd,
@@ -138,6 +139,10 @@ class VllmEngine:
             timeout=httpx.Timeout(status_timeout),
             limits=httpx.Limits(max_connections=2, max_keepalive_connections=2),
         )
+
+    def page_read(self, image: bytes, *, language: str | None) -> PageReading | None:
+        """Nothing to read at intake: the model reads the page image itself when it translates it."""
+        return None
 
     # --- status ---------------------------------------------------------------------
 

@@ -50,6 +50,8 @@ SKEW_MIN_DEGREES = 0.15  # a page leaning less (3 px over a 1,300 px line) is no
 QUARTER_MARGIN = 1.2  # a page is read turned a quarter when its lines are this much sharper so
 CONTRAST_MIN = 24  # grey levels between ink and paper: less, and the page is blank
 BLUR_RADIUS = 0.7
+SINGLE_LINE_LARGER = 1.3
+BODY_SIZE_SPREAD = 0.1
 COLUMN_GAP = 2.0  # a gap between two words of a line this many line heights wide parts two columns
 PAPER_SHARE = 0.75  # the threshold: this share of the way from the ink's grey to the paper's
 PAPER_MARGIN = 10  # grey levels below the paper's still paper (its noise, smoothed)
@@ -376,15 +378,38 @@ def _spans(line: Sequence[OcrWord]) -> list[dict[str, Any]]:
 
 def words_layout(words: Sequence[OcrWord], *, width: int, height: int) -> dict[str, Any]:
     """The words in the stored page layout format (docs/book-structure.md): `source: "ocr"`,
-    pixels of the corrected image, one block per Tesseract block, spans with `conf`."""
+    pixels of the corrected image, one block per Tesseract paragraph, spans with `conf`.
+
+    A span's `size` is its paragraph's type size: the median height of the paragraph's
+    lines. A word's box is as tall as its letters (`a` is short, `ly` tall), so a line's own
+    height says little of its type; a paragraph's median says what the book-structure layer
+    asks (a heading set larger than the body, where a paragraph ends). Sizes within
+    BODY_SIZE_SPREAD of the page's median line are the body's, and a paragraph of one line
+    is body-sized unless it is SINGLE_LINE_LARGER times taller: a chapter's title stands
+    out, while a section heading barely larger than the body reads as a paragraph (better
+    than a body line read as a heading, which would start a chapter)."""
     blocks = []
-    for _, block in groupby(_lines(words), key=lambda line: line[0].block):
-        lines = list(block)
+    all_lines = _lines(words)
+    page_size = (
+        statistics.median(max(word.box[3] for word in line) - min(word.box[1] for word in line) for line in all_lines)
+        if all_lines
+        else 0
+    )
+    for _, paragraph in groupby(all_lines, key=lambda line: (line[0].block, line[0].paragraph)):
+        lines = list(paragraph)
         boxes = [_box(word.box for word in line) for line in lines]
+        size = float(statistics.median(bottom - top for _, top, _, bottom in boxes))
+        if abs(size - page_size) <= BODY_SIZE_SPREAD * page_size or (
+            len(lines) == 1 and size < SINGLE_LINE_LARGER * page_size
+        ):
+            size = float(page_size)  # the body's type: a pixel or two either way is the letters
         blocks.append(
             {
                 "bbox": _box((int(left), int(top), int(right), int(bottom)) for left, top, right, bottom in boxes),
-                "lines": [{"bbox": box, "spans": _spans(line)} for box, line in zip(boxes, lines, strict=True)],
+                "lines": [
+                    {"bbox": box, "spans": [{**span, "size": size} for span in _spans(line)]}
+                    for box, line in zip(boxes, lines, strict=True)
+                ],
             }
         )
     return {"version": 1, "source": "ocr", "width": float(width), "height": float(height), "blocks": blocks}

@@ -444,6 +444,10 @@ VLLM_THROTTLED_SECONDS = env.int("VLLM_THROTTLED_SECONDS", default=60)
 # The languages (ISO 639-1) the served model reads from page images, as its model card
 # says (default: the 20 target languages); GET /v1/languages lists them.
 VLLM_OCR_LANGUAGES = env.list("VLLM_OCR_LANGUAGES", default=TARGET_LANGUAGES)
+# With the vLLM engine, a page image is also read with Tesseract at intake (when it is
+# installed) so a scanned book is structured across its pages; a reading Tesseract cannot be
+# trusted on is dropped and the model reads that page's image itself (docs/engines.md).
+VLLM_INTAKE_OCR = env.bool("VLLM_INTAKE_OCR", default=True)
 # The local engine's programs (Debian: tesseract-ocr, apertium, apertium-eng-spa, ...).
 TESSERACT_COMMAND = env.str("TESSERACT_COMMAND", default="tesseract")
 APERTIUM_COMMAND = env.str("APERTIUM_COMMAND", default="apertium")

@@ -100,6 +100,9 @@ class Project(models.Model):
     source_file_name = models.CharField(max_length=255, blank=True)
     source_size_bytes = models.BigIntegerField(null=True, blank=True)
     source_page_count = models.PositiveIntegerField(default=0, help_text="pages found when the source was checked")
+    source_has_text_layer = models.BooleanField(
+        default=False, help_text="whether the source's check found text in it (a PDF with a text layer)"
+    )
 
     normalize_state = models.CharField(
         max_length=12, choices=NormalizeState.choices, default=NormalizeState.NOT_STARTED

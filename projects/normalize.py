@@ -85,8 +85,9 @@ def project_normalize(*, project: Project) -> Project:
       prepared yet: the page count is known from the upload's check) and the book is
       Calibrating, so `process` may follow at once; a book of at most
       NORMALIZE_INLINE_MAX_PAGES pages is also rendered before this returns (or Failed with
-      the reason); a larger one is rendered on a worker once the transaction commits, page
-      by page, and a batch whose pages are all prepared runs while the rest still render.
+      the reason), unless its pages are images read with OCR (`_intake_reads`); a larger one,
+      or one to read, is rendered on a worker once the transaction commits, page by page,
+      and a batch whose pages are all prepared runs while the rest still render.
     - Already queued or running, or done: returned unchanged; no second task, no duplicate
       page.
     - A normalize stopped on our side (storage, the database): resumed, keeping the pages
@@ -107,7 +108,7 @@ def project_normalize(*, project: Project) -> Project:
         project.normalize_state = NormalizeState.QUEUED
         project.normalize_heartbeat_at = timezone.now()
         fields = ["normalize_state", "normalize_heartbeat_at"]
-        inline = project.source_page_count <= settings.NORMALIZE_INLINE_MAX_PAGES
+        inline = project.source_page_count <= settings.NORMALIZE_INLINE_MAX_PAGES and not _intake_reads(project)
         # Rendered here, the book moves on once, when its pages are made (Calibrating, or
         # Failed); rendered on a worker, it is Calibrating now.
         if not inline and project.status == ProjectStatus.CREATED:
@@ -122,6 +123,13 @@ def project_normalize(*, project: Project) -> Project:
         normalize_run(project_id=project.pk)
         project.refresh_from_db()
     return project
+
+
+def _intake_reads(project: Project) -> bool:
+    """Whether the book's pages are read with OCR at intake: a source without a text layer,
+    with the engine's OCR installed (INTAKE_OCR). Reading takes a second or more a page, so
+    such a book, however short, is normalized on a worker, never inside the HTTP call."""
+    return settings.INTAKE_OCR and not project.source_has_text_layer and engine_get().reads_at_intake()
 
 
 def _normalize_startable(project: Project) -> bool:
@@ -301,6 +309,7 @@ def _pages_make(project: Project, *, page_limit: int | None = None) -> int:
                         continue
                     if page_limit is not None and stored >= page_limit:
                         raise _MorePages
+                    # OCR on a worker only: the HTTP call never waits for it (_intake_reads).
                     _page_store(project, page, read_image=page_limit is not None and settings.INTAKE_OCR)
                     pages_structure_advance(project, through=page.index, complete=False)
                     stored += 1

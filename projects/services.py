@@ -77,6 +77,7 @@ def _source_from_upload(project: Project, upload: Upload) -> None:
     project.source_file_name = upload.file_name
     project.source_size_bytes = upload.size_bytes
     project.source_page_count = upload.page_count
+    project.source_has_text_layer = upload.has_text_layer
 
 
 def _source_from_path(project: Project, *, owner: User, source_path: str) -> None:
@@ -87,6 +88,7 @@ def _source_from_path(project: Project, *, owner: User, source_path: str) -> Non
     project.source_file_name = resolved.name
     project.source_size_bytes = resolved.stat().st_size if resolved.is_file() else None
     project.source_page_count = inspection.page_count
+    project.source_has_text_layer = inspection.has_text_layer
 
 
 def source_path_resolve(*, owner: User, source_path: str) -> Path:

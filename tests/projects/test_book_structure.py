@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from PIL import ImageFilter
 
 from projects.models import Project
 from projects.normalize import normalize_run
@@ -20,6 +21,7 @@ from projects.tasks import job_run_next
 from tests.exports.test_export_api import run_export_queue
 from tests.projects.test_processing import credit, run_worker
 from tests.support.corpus import debian_pdf, pdf_window, scan_pages, scans_pdf
+from tests.support.openai_server import OpenAIServer
 from tests.support.pdfs import pdf_bytes
 
 pytestmark = pytest.mark.slow
@@ -211,9 +213,9 @@ def test_a_scanned_book_is_read_at_intake_and_structured_like_a_text_pdf(user, a
         faq = debian_pdf("debian-faq")
     except FileNotFoundError as missing:
         pytest.skip(str(missing))
-    settings.NORMALIZE_INLINE_MAX_PAGES = 2
     credit(user, "50")
     project_id = _book(auth_client, scans_pdf(scan_pages(faq, 25, 28)), target="es")
+    assert Project.objects.get(pk=project_id).status == "Calibrating"  # 4 pages, read on a worker
     for _ in range(2):  # the worker's tasks, 3 pages each
         normalize_run(project_id=project_id, page_limit=3)
     assert Project.objects.get(pk=project_id).normalize_state == "done"
@@ -234,3 +236,39 @@ def test_a_scanned_book_is_read_at_intake_and_structured_like_a_text_pdf(user, a
     translated = list(Project.objects.get(pk=project_id).pages.order_by("index"))
     assert [page.status for page in translated] == ["Approved"] * len(pages)
     assert all(page.source_text == page.source_markdown for page in translated)  # not read again
+
+
+def test_with_the_vllm_engine_a_scan_is_read_at_intake_and_a_page_it_cannot_trust_goes_to_the_model(
+    user, auth_client, settings
+):
+    """The vLLM engine reads a scanned book with Tesseract at intake too, so its pages are
+    structured across the book and translated as text; a page whose reading cannot be
+    trusted (blurred beyond reading) is left for the model to read from its image."""
+    if subprocess.run(["sh", "-c", "command -v tesseract"], capture_output=True).returncode:
+        pytest.skip("apt-get install tesseract-ocr (scripts/lib.sh installs it)")
+    try:
+        faq = debian_pdf("debian-faq")
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
+    credit(user, "50")
+    scans = scan_pages(faq, 25, 27)
+    with OpenAIServer() as server:
+        settings.TRANSLATION_ENGINE = "vllm"
+        settings.VLLM_BASE_URL, settings.VLLM_MODEL, settings.VLLM_API_KEY = server.url, server.model, ""
+        project_id = _book(auth_client, scans_pdf([*scans, scans[1].filter(ImageFilter.GaussianBlur(4))]), target="es")
+        assert Project.objects.get(pk=project_id).status == "Calibrating"
+        normalize_run(project_id=project_id, page_limit=10)
+        pages = list(Project.objects.get(pk=project_id).pages.order_by("index"))
+        assert [page.structured for page in pages] == [True, True, True, False]
+        assert [(page.layout or {}).get("source") for page in pages[:3]] == ["ocr"] * 3
+        headers = [item["text"] for page in pages for item in page.furniture if item["kind"] == "header"]
+        assert sum("CHAPTER 5" in text for text in headers) >= 2
+
+        assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+        run_worker()
+        requests = server.chat_requests()
+    assert [page.status for page in Project.objects.get(pk=project_id).pages.order_by("index")] == ["Approved"] * 4
+    read_by_the_model = [request for request in requests if request.image_urls]
+    sent_as_text = [request.user_text for request in requests if not request.image_urls]
+    assert (len(read_by_the_model), len(sent_as_text)) == (1, 3)
+    assert not any("CHAPTER 5. SOFTWARE" in text for text in sent_as_text)

@@ -222,9 +222,15 @@ class Engine(Protocol):
 
     def status(self) -> EngineStatus: ...
 
+    def reads_at_intake(self) -> bool:
+        """Whether `page_read` may read a page (an OCR is installed for it): a book of page
+        images is then read on a worker, not inside the normalize call."""
+        ...
+
     def page_read(self, image: bytes, *, language: str | None) -> PageReading | None:
         """The page image's text with its layout, read at intake by an engine that reads
-        images with OCR; None from an engine that reads the image itself when translating."""
+        images with OCR; None from an engine that reads the image itself when translating
+        (always, or for this page: the vLLM engine keeps only a reading it can trust)."""
         ...
 
     def capabilities(self) -> EngineCapabilities: ...

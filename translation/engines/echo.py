@@ -88,6 +88,9 @@ class EchoEngine:
         self._failures: Counter[str] = Counter()
         self._lock = threading.Lock()
 
+    def reads_at_intake(self) -> bool:
+        return False
+
     def page_read(self, image: bytes, *, language: str | None) -> PageReading | None:
         """Nothing to read at intake: the echo engine reads no image."""
         return None

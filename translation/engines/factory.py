@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from translation.engines.base import Engine
 from translation.engines.echo import EchoEngine
 from translation.engines.local import LocalEngine
+from translation.engines.tesseract_reader import TesseractReader
 from translation.engines.vllm import VllmEngine
 
 ENGINE_NAMES = ("echo", "local", "vllm")
@@ -34,6 +35,7 @@ ENGINE_SETTINGS = (
     "VLLM_TEMPERATURE",
     "VLLM_THROTTLED_SECONDS",
     "VLLM_OCR_LANGUAGES",
+    "VLLM_INTAKE_OCR",
     "TARGET_LANGUAGES",
     "TESSERACT_COMMAND",
     "APERTIUM_COMMAND",
@@ -93,6 +95,13 @@ def engine_build() -> Engine:
             temperature=settings.VLLM_TEMPERATURE,
             throttled_seconds=settings.VLLM_THROTTLED_SECONDS,
             ocr_languages=tuple(settings.VLLM_OCR_LANGUAGES),
+            intake_reader=(
+                TesseractReader(
+                    command=settings.TESSERACT_COMMAND, timeout_seconds=settings.LOCAL_ENGINE_TIMEOUT_SECONDS
+                )
+                if settings.VLLM_INTAKE_OCR
+                else None
+            ),
         )
     raise ImproperlyConfigured(f"TRANSLATION_ENGINE must be one of {', '.join(ENGINE_NAMES)}, not {name!r}.")
 

@@ -23,10 +23,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Mapping
@@ -46,11 +44,12 @@ from translation.engines.base import (
     tokens_estimate,
 )
 from translation.engines.markup import page_language, segments_join, segments_split
-from translation.engines.tesseract import OcrReading, page_read
-from translation.languages import ISO_639_1, ISO_639_3
+from translation.engines.programs import program_run
+from translation.engines.tesseract import OcrReading
+from translation.engines.tesseract_reader import DISCOVERY_SECONDS, TesseractReader
+from translation.languages import ISO_639_1
 
 NAME = "local"
-DISCOVERY_SECONDS = 60.0  # installed pairs and OCR languages are looked up again this often
 _MODE = re.compile(r"\A([a-z]{2,3})-([a-z]{2,3})\Z")
 
 
@@ -80,10 +79,10 @@ class LocalEngine:
         self.tesseract_command = tesseract_command
         self.apertium_command = apertium_command
         self.timeout_seconds = timeout_seconds
+        self.reader = TesseractReader(command=tesseract_command, timeout_seconds=timeout_seconds)
         self._lock = threading.Lock()
         self._discovered_at = float("-inf")
         self._pairs: dict[tuple[str, str], str] = {}
-        self._ocr_languages: list[str] = []
 
     # --- what is installed ---------------------------------------------------------------
 
@@ -94,9 +93,9 @@ class LocalEngine:
         with self._lock:
             if time.monotonic() - self._discovered_at > DISCOVERY_SECONDS:
                 self._pairs = self._apertium_modes()
-                self._ocr_languages = self._tesseract_languages()
                 self._discovered_at = time.monotonic()
-            return self._pairs, self._ocr_languages
+            pairs = self._pairs
+        return pairs, self.reader.languages()
 
     def _apertium_modes(self) -> dict[tuple[str, str], str]:
         apertium = self._tool(self.apertium_command)
@@ -104,13 +103,6 @@ class LocalEngine:
             return {}
         listing = self._run([apertium, "-l"], stdin=b"", check=False)
         return apertium_pairs(listing.split())
-
-    def _tesseract_languages(self) -> list[str]:
-        tesseract = self._tool(self.tesseract_command)
-        if tesseract is None:
-            return []
-        listing = self._run([tesseract, "--list-langs"], stdin=b"", check=False)
-        return [line.strip() for line in listing.splitlines()[1:] if line.strip() and line.strip() != "osd"]
 
     def supported_pairs(self) -> list[tuple[str, str]]:
         pairs, _ = self._discover()
@@ -154,7 +146,7 @@ class LocalEngine:
         self.capabilities().check(source_language=source_language, target_language=target_language)
 
     def translate(self, page: PageInput) -> PageResult:
-        pairs, ocr_languages = self._discover()
+        pairs, _ = self._discover()
         model = "apertium"
         markdown = page.structured  # a text layer read with its layout, or an OCR transcription
         reading = None
@@ -162,7 +154,7 @@ class LocalEngine:
             source_text = page.text
         else:
             markdown = True
-            reading = self._ocr(page.image(), page.source_language or page.book_language, ocr_languages)
+            reading = self._ocr(page.image(), page.source_language or page.book_language)
             source_text = reading.markdown
             model = "tesseract+apertium"
         source = page_language(page, source_text)
@@ -201,33 +193,17 @@ class LocalEngine:
 
     # --- the programs ------------------------------------------------------------------------
 
+    def reads_at_intake(self) -> bool:
+        """Whether Tesseract and a traineddata are installed to read pages at intake."""
+        return bool(self.reader.languages()) and self.reader.program() is not None
+
     def page_read(self, image: bytes, *, language: str | None) -> PageReading | None:
         """The page image read with Tesseract at intake (its layout and warnings)."""
-        _, installed = self._discover()
-        reading = self._ocr(image, language, installed)
+        reading = self._ocr(image, language)
         return PageReading(layout=reading.layout, warnings=reading.warnings)
 
-    def _ocr(self, image: bytes, language: str | None, installed: list[str]) -> OcrReading:
-        """The page image read by Tesseract, turned upright and level first, with the
-        warnings that say when its reading cannot be trusted (translation.engines.tesseract)."""
-        tesseract = self._tool(self.tesseract_command)
-        if tesseract is None or not installed:
-            raise EngineUnavailable(
-                "Tesseract is not installed (apt-get install tesseract-ocr): pages without text wait."
-            )
-        wanted = ISO_639_3.get(language or "")
-        languages = wanted if wanted in installed else "+".join(installed)
-        if language is None and len(installed) == 1:  # the one language it can be read in
-            language = ISO_639_1.get(installed[0])
-        # One OpenMP thread: pages are read ENGINE_CONCURRENCY at a time already, and OpenMP's
-        # spinning threads make each Tesseract several times slower on a busy machine.
-        env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-        return page_read(
-            image,
-            command=[tesseract, "stdin", "stdout", "-l", languages],
-            language=language,
-            run=lambda command, stdin: self._run(command, stdin=stdin, env=env),
-        )
+    def _ocr(self, image: bytes, language: str | None) -> OcrReading:
+        return self.reader.read(image, language=language)
 
     def _apertium(self, mode: str, text: str, glossary: Mapping[str, str]) -> str:
         apertium = self._tool(self.apertium_command)
@@ -251,22 +227,8 @@ class LocalEngine:
             translated = [self._apertium(mode, text, glossary) for text in segments.texts]
         return segments_join(segments, translated)
 
-    def _run(
-        self, command: list[str], *, stdin: bytes, check: bool = True, env: Mapping[str, str] | None = None
-    ) -> str:
-        try:
-            completed = subprocess.run(  # noqa: S603  (a fixed program and arguments)
-                command, input=stdin, capture_output=True, timeout=self.timeout_seconds, check=False, env=env
-            )
-        except subprocess.TimeoutExpired as error:
-            raise EngineError(f"{command[0]} took longer than {self.timeout_seconds} seconds.") from error
-        except OSError as error:
-            raise EngineUnavailable(f"{command[0]} could not be started: {error}.") from error
-        output = completed.stdout.decode("utf-8", errors="replace")
-        if check and completed.returncode != 0:
-            message = completed.stderr.decode("utf-8", errors="replace").strip()[:300]
-            raise EngineError(f"{command[0]} failed (exit {completed.returncode}): {message}")
-        return output
+    def _run(self, command: list[str], *, stdin: bytes, check: bool = True) -> str:
+        return program_run(command, stdin=stdin, timeout_seconds=self.timeout_seconds, check=check)
 
 
 def _glossary_protect(text: str, glossary: Mapping[str, str]) -> tuple[str, dict[str, str]]:

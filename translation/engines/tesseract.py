@@ -477,6 +477,17 @@ def _edge_frame(prepared: _Prepared, x: float, y: float) -> tuple[float, float, 
     return ox + width / 2, oy + height / 2, width, height
 
 
+def _opened(ink: Image.Image, size: int) -> Image.Image:
+    """The morphological opening of `ink` (white on black) by a `size` x `size` square (odd):
+    an erosion (a pixel stays when every pixel of its window is ink: the window's mean is
+    255) then a dilation (a pixel is set when any of its window is: the mean is above 0),
+    each a box mean, which Pillow computes in time independent of `size`, where its rank
+    filters take size squared (80 ms a page at 7)."""
+    radius = size // 2
+    eroded = ink.filter(ImageFilter.BoxBlur(radius)).point(lambda value: 255 if value == 255 else 0)
+    return eroded.filter(ImageFilter.BoxBlur(radius)).point(lambda value: 255 if value > 0 else 0)
+
+
 def _ink_unread_share(words: Sequence[OcrWord], prepared: _Prepared) -> float:
     """The share of the page's text-like ink (the corrected image, reduced) outside every
     word's box. Solid areas (a photo, a filled figure: what stays after an opening by
@@ -487,7 +498,7 @@ def _ink_unread_share(words: Sequence[OcrWord], prepared: _Prepared) -> float:
     width = max(1, round(image.width / scale))
     height = max(1, round(image.height / scale))
     ink = _ink(image, width)
-    solid = ink.filter(ImageFilter.MinFilter(SOLID_PIXELS)).filter(ImageFilter.MaxFilter(SOLID_PIXELS))
+    solid = _opened(ink, SOLID_PIXELS)
     text_ink = ImageChops.subtract(ink, solid)
     total = text_ink.histogram()[255]
     if not total:

@@ -50,6 +50,7 @@ from translation.engines.base import (
 )
 from translation.engines.markup import literals_restored
 from translation.engines.prompts import chat_messages, reply_parse
+from translation.engines.tesseract_reader import TesseractReader
 from translation.languages import language_detect
 
 logger = logging.getLogger(__name__)
@@ -108,7 +109,9 @@ class VllmEngine:
         temperature: float,
         throttled_seconds: int,
         ocr_languages: tuple[str, ...] = (),
+        intake_reader: TesseractReader | None = None,
     ) -> None:
+        self.intake_reader = intake_reader
         self.root = _root(base_url)
         self.model = model
         self.max_retries = max_retries
@@ -140,9 +143,20 @@ class VllmEngine:
             limits=httpx.Limits(max_connections=2, max_keepalive_connections=2),
         )
 
+    def reads_at_intake(self) -> bool:
+        return self.intake_reader is not None and self.intake_reader.program() is not None
+
     def page_read(self, image: bytes, *, language: str | None) -> PageReading | None:
-        """Nothing to read at intake: the model reads the page image itself when it translates it."""
-        return None
+        """The page image read with Tesseract at intake (VLLM_INTAKE_OCR), so a scanned book
+        is structured like a text PDF (running headers out, paragraphs across pages) and its
+        pages are translated as text; None (the model reads the image itself when it
+        translates the page) without Tesseract, or when the reading cannot be trusted."""
+        if self.intake_reader is None or not self.intake_reader.languages():
+            return None
+        reading = self.intake_reader.read(image, language=language)
+        if reading.warnings:
+            return None
+        return PageReading(layout=reading.layout, warnings=())
 
     # --- status ---------------------------------------------------------------------
 

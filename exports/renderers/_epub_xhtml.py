@@ -7,6 +7,7 @@ from html import escape
 
 from exports.blocks import Block, Cell, Run
 from exports.renderers._epub_docx_text import xml_safe
+from exports.toc import HeadingIds
 
 STYLESHEET = """\
 body { margin: 0 4%; line-height: 1.5; }
@@ -109,8 +110,9 @@ class _Lists:
             self._parts.append(f"</li></{self._open.pop()}>")
 
 
-def blocks_xhtml(blocks: list[Block]) -> str:
-    """The blocks as XHTML body content (lists nested, consecutive quotes in one blockquote)."""
+def blocks_xhtml(blocks: list[Block], heading_ids: HeadingIds | None = None) -> str:
+    """The blocks as XHTML body content (lists nested, consecutive quotes in one blockquote);
+    each heading gets the next of `heading_ids` as its id (the contents link to it)."""
     parts: list[str] = []
     lists = _Lists(parts)
     in_quote = False
@@ -122,7 +124,8 @@ def blocks_xhtml(blocks: list[Block]) -> str:
             in_quote = False
         if block.kind == "heading":
             level = min(max(block.level, 1), 6)
-            parts.append(f"<h{level}>{_inline(block.runs)}</h{level}>")
+            anchor = f' id="{heading_ids.next()}"' if heading_ids is not None else ""
+            parts.append(f"<h{level}{anchor}>{_inline(block.runs)}</h{level}>")
         elif block.kind == "list_item":
             lists.item(block)
         elif block.kind == "quote":

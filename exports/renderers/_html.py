@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from exports.book import ExportBook, ExportPage, page_notice
+from exports.toc import HeadingIds
 
 STYLESHEET = """
 body { margin: 0 auto; max-width: 46rem; padding: 1.5rem 1rem 4rem; color: #1a1a1a; background: #fff;
@@ -82,12 +83,18 @@ _ALIGN_CLASSES = {
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 
 
-def markdown_html(markdown: str, *, table_label: str, heading_id: str | None = None) -> str:
+def markdown_html(
+    markdown: str, *, table_label: str, heading_id: str | None = None, heading_ids: HeadingIds | None = None
+) -> str:
     """A page's Markdown as HTML. Headings go one level down (`#` is `<h2>`: the book's
-    title is the one `<h1>`); `heading_id` goes on the first heading (a chapter's title);
-    a table's header cells are column headers, named regions by `table_label`."""
+    title is the one `<h1>`); `heading_id` goes on the first heading (a chapter's title),
+    `heading_ids` gives the headings their ids in order (the contents link to them: a first
+    heading with `heading_id` still takes its turn); a table's header cells are column
+    headers, named regions by `table_label`."""
     tokens = _markdown.parse(markdown)
     for token in tokens:
+        if token.type == "heading_open" and heading_ids is not None:
+            token.attrSet("id", heading_ids.next())
         if token.type in ("heading_open", "heading_close"):
             token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
         elif token.type in ("th_open", "td_open"):

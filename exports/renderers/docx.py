@@ -11,6 +11,12 @@ and bold/italic; Chinese, Japanese and Korean an East Asian font and language (s
 `_docx_script`). A chapter (a page whose first block is a level-1/2 heading) starts on a
 new page.
 
+Contents: the title is followed by a table of contents, Word's TOC field over Heading 1-3
+with its result written out (every heading of levels 1-3, in the "toc N" styles, linked to a
+bookmark on its heading), so that it reads right before any update and Word or LibreOffice
+add page numbers when it is updated (`_docx_toc`). The headings are only known once the
+body is written, so the title and the contents are assembled at the end, before the body.
+
 Bilingual: each source paragraph, in the "Source Text" style and its own language and
 direction, comes before its translation (the pairing of `interleave`). Interleaving, not
 a two-column table, because Word lays out a long table cell badly across pages, the
@@ -58,6 +64,13 @@ from exports.renderers._docx_script import (
     section_rtl_set,
 )
 from exports.renderers._docx_table import table_element
+from exports.renderers._docx_toc import (
+    CONTENTS_HEADING_STYLE,
+    bookmark_add,
+    bookmark_name,
+    contents_elements,
+    toc_styles_add,
+)
 from exports.renderers._epub_docx_text import (
     chapter_heading,
     interleave,
@@ -65,6 +78,7 @@ from exports.renderers._epub_docx_text import (
     translation_units,
     xml_safe,
 )
+from exports.toc import TOC_DEPTH, HeadingIds, heading_title
 
 SOURCE_STYLE = "Source Text"
 MARKER_STYLE = "Page Marker"
@@ -100,6 +114,7 @@ def _styles_add(document: DocumentObject) -> None:
     notice.font.bold = True
     notice.font.color.rgb = RGBColor(0x7A, 0x00, 0x14)
     paragraph_shading_set(notice.element.get_or_add_pPr(), fill="FDECEA", border="B00020")
+    toc_styles_add(document)
 
 
 class _Numbering:
@@ -143,6 +158,8 @@ class _DocxWriter:
         self._pending: _Element | None = None  # the paragraph built last, not yet written
         self._out: BinaryIO | None = None
         self._declared = {prefix: uri for prefix, uri in document.element.nsmap.items() if prefix}
+        self._heading_ids = HeadingIds(0)
+        self.contents: list[tuple[int, str, str]] = []  # the headings listed: level, title, bookmark
 
     def write_to(self, out: BinaryIO) -> None:
         """Where the body's paragraphs go, serialized one by one."""
@@ -225,7 +242,7 @@ class _DocxWriter:
             if block.kind != "list_item":
                 self._list_ids.clear()
             if block.kind == "heading":
-                self._paragraph(f"Heading {min(max(block.level, 1), 9)}", self._script, block.runs)
+                self._heading(block)
             elif block.kind == "list_item":
                 self._list_item(block)
             elif block.kind == "quote":
@@ -241,13 +258,38 @@ class _DocxWriter:
                 self._paragraph("Normal", self._script, block.runs)
         self._list_ids.clear()
 
-    def title(self) -> None:
+    def _heading(self, block: Block) -> None:
+        """A heading in Word's Heading N style; one the contents list gets a bookmark."""
+        level = min(max(block.level, 1), 9)
+        paragraph = self._paragraph(f"Heading {level}", self._script, block.runs)
+        anchor = self._heading_ids.next()
+        title = xml_safe(heading_title(block))
+        if title and level <= TOC_DEPTH:
+            name = bookmark_name(anchor)
+            bookmark_add(paragraph._p, name=name, bookmark_id=len(self.contents))
+            self.contents.append((level, title, name))
+
+    def front_xml(self) -> bytes:
+        """The title and the table of contents, which come before the body."""
         title = xml_safe(self._book.title).strip()
+        elements = []
         if title:
-            self._paragraph("Title", self._script, (Run(title),))
+            element = paragraph_element(
+                style_id=self._style("Title").style_id, page_break_before=False, rtl=self._script.rtl
+            )
+            element.append(self._run(Run(title), self._script))
+            elements.append(element)
+        elements += contents_elements(
+            self.contents,
+            heading_style_id=self._style(CONTENTS_HEADING_STYLE).style_id or "",
+            label=self._book.labels.contents,
+            script=self._script,
+        )
+        return b"".join(element_xml(element, self._declared) for element in elements)
 
     def page(self, page: ExportPage) -> None:
         blocks = blocks_of(xml_safe(page.translation)) if page.translated else []
+        self._heading_ids = HeadingIds(page.index)
         if self._pages_written and chapter_heading(blocks) is not None:
             self._break_pending = True  # a chapter starts on a new page
         self._pages_written += 1
@@ -303,12 +345,11 @@ class DocxRenderer:
         writer = _DocxWriter(document, book, options)
         with tempfile.TemporaryFile() as body:
             writer.write_to(body)
-            writer.title()
             for page in book.pages():
                 writer.page(page)
             writer.finish()
             body.seek(0)
-            _package_write(document, body, out)
+            _package_write(document, writer.front_xml(), body, out)
 
 
 def element_xml(element: _Element, declared: dict[str, str]) -> bytes:
@@ -322,9 +363,10 @@ def element_xml(element: _Element, declared: dict[str, str]) -> bytes:
     return start + data[end:]
 
 
-def _package_write(document: DocumentObject, body: BinaryIO, out: BinaryIO) -> None:
+def _package_write(document: DocumentObject, front: bytes, body: BinaryIO, out: BinaryIO) -> None:
     """The package python-docx makes of `document` (whose body holds only its section
-    properties), with the body's paragraphs copied from `body` into word/document.xml."""
+    properties), with `front` (the title and contents) and then the body's paragraphs
+    copied from `body` into word/document.xml."""
     skeleton = BytesIO()
     document.save(skeleton)
     main_part = document.part.partname.membername  # "word/document.xml"
@@ -340,6 +382,7 @@ def _package_write(document: DocumentObject, body: BinaryIO, out: BinaryIO) -> N
                 continue
             with target.open(main_part, "w", force_zip64=True) as entry:
                 entry.write(xml[:opening])
+                entry.write(front)
                 while block := body.read(1 << 20):
                     entry.write(block)
                 entry.write(xml[opening:])

@@ -3,6 +3,10 @@ markers are asked for) and an NCX, one XHTML chapter per detected chapter. The n
 titles, chapters named by their pages and the notices are in the book's language
 (`exports.labels`); tables are XHTML tables (`_epub_xhtml.table_xhtml`).
 
+The navigation and the NCX list the chapters and, nested under each, its sections: the
+headings inside it down to `###` (`exports.toc`), each linking to its heading's id in the
+chapter's XHTML (`chapter-0003.xhtml#p41-h2`), titled with the translation's heading text.
+
 Chapters start at pages whose first block is a level-1/2 heading, or every
 `pages_per_chapter` pages in a book without them (see `ChapterCutter`). Arabic, Hebrew
 and the other right-to-left languages get `dir="rtl"` and a right-to-left page
@@ -12,9 +16,10 @@ and style, before its translation.
 Memory: ebooklib writes the whole package at the end, so the chapters must exist before
 `write`. Each chapter's XHTML is built as the pages stream and parked in a temporary file
 (`_ChapterSpool`) as soon as the chapter closes; what stays in memory is one chapter's
-text, the list of chapter items (titles and file offsets) and, while ebooklib writes, one
-chapter's parsed tree. Measured: a 1,000-page book grows the process by about 5 MB
-(tracemalloc peak 2.8 MB with a chapter per page), and 3,000 pages by no more.
+text, the list of chapter items (titles and file offsets), the sections' titles and
+anchors and, while ebooklib writes, one chapter's parsed tree. Measured: a 1,000-page
+book grows the process by about 5 MB (tracemalloc peak 2.8 MB with a chapter per page),
+and 3,000 pages by no more.
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ from exports.renderers._epub_xhtml import (
     page_marker_xhtml,
     source_xhtml,
 )
+from exports.toc import ChapterSections, Entry, HeadingIds, Section, page_sections
+
+TocItem = epub.EpubHtml | epub.Link | tuple[Any, list[Any]]
 
 
 class _ChapterSpool:
@@ -96,18 +104,22 @@ class _ChapterWriter:
         self._stylesheet = stylesheet
         self._direction = "rtl" if rtl else "ltr"
         self.chapters: list[_SpooledChapter] = []
+        self.toc: list[TocItem] = []  # the chapters, each with its sections nested under it
+        self._sections = ChapterSections()
         self._parts: list[str] = []
         self._title = ""
         self._first_page = self._last_page = 0
 
     def start(self, *, page_index: int, heading_text: str) -> None:
         self.close()
-        self._title = xml_safe(heading_text).strip()
+        self._title = " ".join(xml_safe(heading_text).split())
         self._first_page = self._last_page = page_index
 
-    def add(self, *, page_index: int, xhtml: str) -> None:
+    def add(self, *, page_index: int, xhtml: str, sections: list[Section]) -> None:
         self._parts.append(xhtml)
         self._last_page = page_index
+        for section in sections:
+            self._sections.add(section)
 
     def close(self) -> None:
         if not self._parts:
@@ -125,10 +137,22 @@ class _ChapterWriter:
         chapter.add_item(self._stylesheet)
         self._book.add_item(chapter)
         self.chapters.append(chapter)
+        entries = [self._toc_item(chapter, entry) for entry in self._sections.entries]
+        self.toc.append((chapter, entries) if entries else chapter)  # a nav <ol> is never empty
+        self._sections = ChapterSections()
         self._parts = []
+
+    def _toc_item(self, chapter: _SpooledChapter, entry: Entry) -> TocItem:
+        section = entry.section
+        link = epub.Link(f"{chapter.file_name}#{section.anchor}", xml_safe(section.title), uid=f"toc-{section.anchor}")
+        if not entry.children:
+            return link
+        return (link, [self._toc_item(chapter, child) for child in entry.children])
 
 
 def _page_xhtml(book: ExportBook, options: ExportOptions, page: ExportPage, blocks: list[Block]) -> str:
+    """The page's XHTML; its headings carry their ids (`exports.toc.heading_anchor`)."""
+    heading_ids = HeadingIds(page.index)
     parts: list[str] = []
     if options.page_markers:
         parts.append(page_marker_xhtml(page.index))
@@ -143,9 +167,9 @@ def _page_xhtml(book: ExportBook, options: ExportOptions, page: ExportPage, bloc
         source = source_paragraphs(page.source_text, book.source_language)
         for source_part, unit in interleave(source, translation_units(blocks)):
             parts.extend(source_xhtml(text, language=book.source_language, rtl=book.source_rtl) for text in source_part)
-            parts.append(blocks_xhtml(unit))
+            parts.append(blocks_xhtml(unit, heading_ids))
     else:
-        parts.append(blocks_xhtml(blocks))
+        parts.append(blocks_xhtml(blocks, heading_ids))
     return "".join(parts)
 
 
@@ -172,21 +196,23 @@ class EpubRenderer:
             for page in book.pages():
                 blocks = blocks_of(xml_safe(page.translation)) if page.translated else []
                 heading = chapter_heading(blocks)
-                if cutter.starts_chapter(heading):
+                starts = cutter.starts_chapter(heading)
+                if starts:
                     writer.start(page_index=page.index, heading_text=heading.text if heading else "")
-                writer.add(page_index=page.index, xhtml=_page_xhtml(book, options, page, blocks))
+                sections = page_sections(page.index, blocks, chapter_heading=starts and heading is not None)
+                writer.add(page_index=page.index, xhtml=_page_xhtml(book, options, page, blocks), sections=sections)
             writer.close()
             if not writer.chapters:  # a book without pages still has a readable document
                 title = book.title.strip() or book.identifier
                 writer.start(page_index=0, heading_text=title)
-                writer.add(page_index=0, xhtml=blocks_xhtml([Block("heading", (Run(title),), level=1)]))
+                writer.add(page_index=0, xhtml=blocks_xhtml([Block("heading", (Run(title),), level=1)]), sections=[])
                 writer.close()
 
             nav = epub.EpubNav(title=book.labels.contents, direction="rtl" if book.rtl else None)
             nav.add_item(stylesheet)
             package.add_item(nav)
             package.add_item(epub.EpubNcx())
-            package.toc = list(writer.chapters)
+            package.toc = writer.toc
             package.spine = ["nav", *writer.chapters]
 
             epub_writer = epub.EpubWriter(

@@ -4,7 +4,10 @@ words (the skip link, "Contents", chapters named by their pages, notices) in the
 language (`exports.labels`), tables as `<table>` in a scrolling region (`_html`).
 
 Two passes over `book.pages()`, neither holding the book: the first finds where chapters
-start and writes the table of contents as it goes; the second writes the pages. A chapter
+start and their sections (the headings inside a chapter down to `###`, nested as in every
+format's contents: `exports.toc`), keeping only their titles, and writes the table of
+contents, each chapter's sections in an `<ol>` under it linking to their headings' ids; the
+second writes the pages, the headings with those ids. A chapter
 starts at a page whose first block is a level-1/2 heading (`first_heading`); a book without
 any is cut every `options.pages_per_chapter` pages, and pages before the first heading form
 a chapter of their own. Both passes decide chapter starts with the same function, so the
@@ -17,9 +20,11 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import BinaryIO
 
-from exports.blocks import first_heading
+from exports.blocks import blocks_of, first_heading
 from exports.book import ExportBook, ExportOptions, ExportPage, page_shows_notice
+from exports.renderers._epub_docx_text import chapter_heading
 from exports.renderers._html import STYLESHEET, markdown_html, notice_html, source_html
+from exports.toc import ChapterSections, Entry, HeadingIds, page_sections
 
 ENCODING = "utf-8"
 
@@ -43,6 +48,17 @@ def _chapter_title(page: ExportPage) -> str | None:
 
 def _chapter_id(number: int) -> str:
     return f"chapter-{number}"
+
+
+def _entries_html(entries: list[Entry]) -> str:
+    """A chapter's sections as a nested list of links to their headings ("" when none)."""
+    if not entries:
+        return ""
+    items = "".join(
+        f'<li><a href="#{entry.section.anchor}">{escape(entry.section.title)}</a>{_entries_html(entry.children)}</li>\n'
+        for entry in entries
+    )
+    return f"\n<ol>\n{items}</ol>\n"
 
 
 class HtmlRenderer:
@@ -78,38 +94,55 @@ class HtmlRenderer:
         out.write("</main>\n</body>\n</html>\n".encode(ENCODING))
 
     def _write_contents(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> _Chapters:
-        """First pass: one `<li>` per chapter, written as chapters are found."""
+        """First pass: one `<li>` per chapter with its sections nested under it, written once
+        the next chapter starts (what is kept is the open chapter's section titles, and
+        until the first heading the page ranges' and the front matter's)."""
         chapters = _Chapters()
         per_chapter = max(1, options.pages_per_chapter)
         number = 0
+        open_chapter: tuple[str, ChapterSections] | None = None  # started at a heading, not yet written
+        by_pages: list[ChapterSections] = []  # the sections of each chapter of `ranges`
+        front = ChapterSections()  # the sections before the first heading
         first_index: int | None = None
         previous_index = 0
 
-        def entry(label: str) -> None:
+        def entry(label: str, sections: ChapterSections) -> None:
             nonlocal number
             number += 1
-            out.write(f'<li><a href="#{_chapter_id(number)}">{escape(label)}</a></li>\n'.encode(ENCODING))
+            item = f'<li><a href="#{_chapter_id(number)}">{escape(label)}</a>{_entries_html(sections.entries)}</li>\n'
+            out.write(item.encode(ENCODING))
 
         for position, page in enumerate(book.pages()):
-            heading = _chapter_title(page)
+            blocks = blocks_of(page.translation) if page.translated else []
+            heading = chapter_heading(blocks)
             if heading is not None:
-                if not chapters.by_heading:
-                    chapters.by_heading, chapters.ranges = True, []
-                    if first_index is not None:
-                        chapters.front = (first_index, previous_index)
-                        entry(book.labels.page_label(*chapters.front))
-                entry(heading or book.labels.page_label(page.index, page.index))
+                if open_chapter is not None:
+                    entry(*open_chapter)
+                elif first_index is not None:  # the first heading: the pages before it are a chapter
+                    chapters.front = (first_index, previous_index)
+                    entry(book.labels.page_label(*chapters.front), front)
+                chapters.by_heading, chapters.ranges, by_pages = True, [], []
+                title = " ".join(heading.text.split()) or book.labels.page_label(page.index, page.index)
+                open_chapter = (title, ChapterSections())
             elif not chapters.by_heading:
                 if position % per_chapter == 0:
                     chapters.ranges.append((page.index, page.index))
+                    by_pages.append(ChapterSections())
                 else:
                     chapters.ranges[-1] = (chapters.ranges[-1][0], page.index)
+            for section in page_sections(page.index, blocks, chapter_heading=heading is not None):
+                if open_chapter is not None:
+                    open_chapter[1].add(section)
+                else:  # which of the two the book has is known at its first heading, or its end
+                    front.add(section)
+                    by_pages[-1].add(section)
             if first_index is None:
                 first_index = page.index
             previous_index = page.index
-        if not chapters.by_heading:
-            for pages in chapters.ranges:
-                entry(book.labels.page_label(*pages))
+        if open_chapter is not None:
+            entry(*open_chapter)
+        for pages, sections in zip(chapters.ranges, by_pages, strict=True):
+            entry(book.labels.page_label(*pages), sections)
         return chapters
 
     def _write_pages(self, book: ExportBook, options: ExportOptions, chapters: _Chapters, out: BinaryIO) -> None:
@@ -155,7 +188,12 @@ class HtmlRenderer:
         source_language = book.source_language or ""
         source_dir = "rtl" if book.source_rtl else ("ltr" if source_language else "auto")
         if page.translated:
-            text = markdown_html(page.translation, table_label=book.labels.table, heading_id=heading_id)
+            text = markdown_html(
+                page.translation,
+                table_label=book.labels.table,
+                heading_id=heading_id,
+                heading_ids=HeadingIds(page.index),
+            )
         else:
             text = notice_html(book, page) if page_shows_notice(page) else ""
         if not options.bilingual:

@@ -4,7 +4,10 @@
 Hebrew shaped and right-to-left, Devanagari shaped, CJK broken between characters).
 
 A chapter (a page starting with a level 1-2 heading) starts on a new sheet and gets an
-outline entry; a book without headings gets one entry per `pages_per_chapter` pages.
+outline entry; a book without headings gets one entry per `pages_per_chapter` pages. The
+outline nests a chapter's sections under it as the Epub's navigation does (`exports.toc`:
+the headings down to `###`, each under the last one of a higher level), every entry
+pointing at its heading.
 Page numbers sit in the footer; the document carries the title, the language and the
 author "Book Translation Service". A page without a translation shows its notice; page
 markers ("— 12 —") when asked; `bilingual` puts the source text and the translation side
@@ -55,6 +58,7 @@ from exports.blocks import Block, blocks_of, column_widths
 from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
 from exports.renderers._pdf_fonts import ensure_fonts, family
 from exports.renderers._pdf_text import Span, TextStyle, code_spaces_kept, text_flowable
+from exports.toc import ChapterSections, page_sections
 
 AUTHOR = "Book Translation Service"
 PAGE_SIZE = A4
@@ -323,6 +327,7 @@ class _Story:
         self.options = options
         self.outline_level = -1  # of the last outline entry
         self.chapters_seen = False
+        self.sections = ChapterSections()  # the current chapter's, nested
         self.sheet_has_content = False
         self.column_width = (PAGE_SIZE[0] - 2 * MARGIN) / 2
 
@@ -346,9 +351,14 @@ class _Story:
             if self.sheet_has_content:
                 yield PageBreak()
             self.chapters_seen = True
+            self.sections = ChapterSections()
         elif not self.chapters_seen and (page.index - 1) % max(self.options.pages_per_chapter, 1) == 0:
             last = min(page.index + self.options.pages_per_chapter - 1, self.book.page_count)
             yield self._bookmark(self.book.labels.page_label(page.index, last), 0)
+            self.sections = ChapterSections()
+        sections = {
+            section.block: section for section in page_sections(page.index, blocks, chapter_heading=opens_chapter)
+        }
         self.sheet_has_content = True
         if self.options.page_markers:
             yield from self._maybe(self._text([Span(f"— {page.index} —")], MARKER, rtl=False))
@@ -363,9 +373,14 @@ class _Story:
             return
         translation: list[Flowable] = []
         width = self.column_width - COLUMN_GAP / 2 if self.options.bilingual else PAGE_SIZE[0] - 2 * MARGIN
-        for block in blocks:
-            if block.kind == "heading" and block.level <= 2:
-                bookmark = self._bookmark(block.text, block.level - 1)
+        for position, block in enumerate(blocks):
+            bookmark = None
+            if opens_chapter and position == 0:
+                bookmark = self._bookmark(block.text, 0)
+            elif position in sections:
+                section = sections[position]
+                bookmark = self._bookmark(section.title, 1 + self.sections.add(section))
+            if bookmark is not None:
                 if self.options.bilingual:
                     yield bookmark
                 else:

@@ -38,13 +38,30 @@ def render(book: ExportBook, options: ExportOptions | None = None) -> DocumentOb
     return Document(io.BytesIO(out.getvalue()))
 
 
-def styled(document: DocumentObject) -> list[tuple[str, str]]:
-    """(style name, text) of every paragraph. Read from the XML: python-docx's
-    `paragraph.style` looks the default style up on every call, slow over a long book."""
+def body_paragraphs(document: DocumentObject) -> list[Paragraph]:
+    """The paragraphs without the table of contents (its heading, its entries and the page
+    break after them), which come after the title."""
+    paragraphs = document.paragraphs
+    names = [paragraph._p.style or "" for paragraph in paragraphs[:3]]
+    if "TOCHeading" not in names:
+        return paragraphs
+    first = names.index("TOCHeading")
+    last = next(
+        number
+        for number, paragraph in enumerate(paragraphs)
+        if number > first and paragraph._p.xpath("./w:r/w:br[@w:type='page']") and not paragraph.text
+    )
+    return paragraphs[:first] + paragraphs[last + 1 :]
+
+
+def styled(document: DocumentObject, *, contents: bool = False) -> list[tuple[str, str]]:
+    """(style name, text) of every paragraph, the table of contents' only if `contents`.
+    Read from the XML: python-docx's `paragraph.style` looks the default style up on every
+    call, slow over a long book."""
     names = {style.style_id: style.name for style in document.styles}
     default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
     result = []
-    for paragraph in document.paragraphs:
+    for paragraph in document.paragraphs if contents else body_paragraphs(document):
         style_id = paragraph._p.style
         result.append((names[style_id] if style_id else (default.name if default else ""), paragraph.text))
     return result
@@ -105,7 +122,7 @@ def test_book_is_laid_out_in_words_own_styles() -> None:
         ("List Bullet", "water"),
         ("Normal", "Every morning the children walked to the river."),
     ]
-    emphasised = document.paragraphs[2].runs
+    emphasised = body_paragraphs(document)[2].runs
     assert [(run.text, bool(run.bold), bool(run.italic)) for run in emphasised] == [
         ("The ", False, False),
         ("old", False, True),
@@ -161,7 +178,7 @@ def test_text_direction_and_language_follow_the_script(language: str) -> None:
 
 @pytest.mark.parametrize("language", ["ar", "he", "hi"])
 def test_complex_script_emphasis_is_set_for_complex_scripts(language: str) -> None:
-    paragraph = render(sample_book(language, pages=1)).paragraphs[2]
+    paragraph = body_paragraphs(render(sample_book(language, pages=1)))[2]
     bold = next(run for run in paragraph.runs if run.bold)
     italic = next(run for run in paragraph.runs if run.italic)
     assert bold._r.rPr.find(qn("w:bCs")) is not None

@@ -121,10 +121,11 @@ def assert_self_contained(root: Element) -> None:
 
 
 def assert_contents_link_to_chapters(root: Element, labels: list[str]) -> None:
-    """The `<nav>` lists `labels` in order, each linking to a `<section>` in `<main>`."""
+    """The `<nav>` lists `labels` in order, each linking to a `<section>` in `<main>` (the
+    chapters: their sections are in lists nested under them)."""
     nav = root.find("./body/nav")
     assert nav is not None
-    links = nav.findall(".//li/a")
+    links = nav.findall("./ol/li/a")  # the chapters (their sections are nested deeper)
     assert [_text(link) for link in links] == labels
     sections = {section.get("id"): section for section in root.findall("./body/main/section")}
     assert [link.get("href") for link in links] == [f"#{section_id}" for section_id in sections]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import tempfile
 from datetime import UTC, datetime
-from typing import IO, Any, BinaryIO
+from typing import IO, Any, BinaryIO, TypeAlias
 
 from ebooklib import epub
 
@@ -50,7 +50,9 @@ from exports.renderers._epub_xhtml import (
 )
 from exports.toc import ChapterSections, Entry, HeadingIds, Section, page_sections
 
-TocItem = epub.EpubHtml | epub.Link | tuple[Any, list[Any]]
+# What ebooklib's `book.toc` holds (ebooklib is untyped): a chapter, a link, or either with
+# the items nested under it, `(chapter_or_link, [item, ...])`.
+TocItem: TypeAlias = Any
 
 
 class _ChapterSpool:

@@ -3,17 +3,24 @@
 The structure functions work on lines: each line of each block of a page, with its box,
 its text (its spans joined by one space, none before a glued span) and its font size (the largest of its spans).
 A page without a layout (`{}`) has no lines.
+
+A line is monospace (code) when every span of it is, or when nearly all of it is (a glyph
+of another font inside a listing's line: "lÃ" "a" "ers" in shared-mime-info's example)
+and a line next to it in its block is wholly monospace: it stays a line of its listing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.markdown import code_span, markdown_escape
 
 Layout = Mapping[str, Any]
+
+# A listing's line may hold this share of its characters in another font and stay code.
+MONO_SHARE_MIN = 0.9
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,7 @@ class PageLine:
     text: str
     size: float
     bold: bool = False  # every span of the line is bold
-    mono: bool = False  # every span of the line is set in a monospace font
+    mono: bool = False  # the line is set in a monospace font (see the module's docstring)
     markdown: str = ""  # its text as Markdown: prose escaped, monospace runs as `code`
 
     @property
@@ -92,6 +99,7 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
     """The lines of one page in the layout's reading order (blocks, then lines in a block)."""
     lines: list[PageLine] = []
     for block_index, block in enumerate(layout.get("blocks") or []):
+        block_lines: list[tuple[PageLine, float]] = []
         for line_index, line in enumerate(block.get("lines") or []):
             spans: Sequence[Mapping[str, Any]] = line.get("spans") or []
             text = spans_text(spans)
@@ -100,21 +108,43 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
             x0, top, x1, bottom = (float(value) for value in line["bbox"])
             size = max((float(span.get("size") or 0.0) for span in spans), default=0.0) or bottom - top
             inked = [span for span in spans if str(span.get("text", "")).strip()]
-            lines.append(
-                PageLine(
-                    ref=LineRef(page=page, block=block_index, line=line_index),
-                    x0=x0,
-                    top=top,
-                    x1=x1,
-                    bottom=bottom,
-                    text=" ".join(text.split()),
-                    size=size,
-                    bold=all(span.get("bold") for span in inked),
-                    mono=all(span.get("mono") for span in inked),
-                    markdown=spans_markdown(inked),
+            block_lines.append(
+                (
+                    PageLine(
+                        ref=LineRef(page=page, block=block_index, line=line_index),
+                        x0=x0,
+                        top=top,
+                        x1=x1,
+                        bottom=bottom,
+                        text=" ".join(text.split()),
+                        size=size,
+                        bold=all(span.get("bold") for span in inked),
+                        mono=all(span.get("mono") for span in inked),
+                        markdown=spans_markdown(inked),
+                    ),
+                    _mono_share(inked),
                 )
             )
+        lines += _listing_lines_kept(block_lines)
     return lines
+
+
+def _mono_share(spans: Sequence[Mapping[str, Any]]) -> float:
+    """The share of a line's characters (spaces aside) set in a monospace font."""
+    sizes = [(len("".join(str(span.get("text", "")).split())), bool(span.get("mono"))) for span in spans]
+    total = sum(size for size, _ in sizes)
+    return sum(size for size, mono in sizes if mono) / total if total else 0.0
+
+
+def _listing_lines_kept(block_lines: list[tuple[PageLine, float]]) -> list[PageLine]:
+    """The block's lines, a nearly monospace line next to a monospace one made monospace."""
+    kept = []
+    for index, (line, share) in enumerate(block_lines):
+        neighbours = block_lines[max(0, index - 1) : index] + block_lines[index + 1 : index + 2]
+        if not line.mono and share >= MONO_SHARE_MIN and any(other.mono for other, _ in neighbours):
+            line = replace(line, mono=True)
+        kept.append(line)
+    return kept
 
 
 def page_height(layout: Layout) -> float:

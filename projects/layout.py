@@ -10,8 +10,9 @@ pages, the way the renderer reads the text layer:
 
 Each word takes the font of the run it lies in; a word two runs share ("bzip2," where the
 comma is not in the monospace font) is cut where the second run starts. A line's words
-of one font make a span. See "Why this reader" in docs/book-structure.md for the choice
-and its measured cost.
+of one font make a span. Text set past the page's right edge (a long listing line), which
+pdftotext drops, is put back at the end of its line from pdftohtml's run, which keeps it.
+See "Why this reader" in docs/book-structure.md for the choice and its measured cost.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ LAYOUT_VERSION = 1
 _FONTS_ZOOM = 3
 # A run shares a word only when it covers more of it than this (points): neighbours touch.
 _OVERLAP_MIN = 0.3
-# Words closer than this (points) are one word that pdftotext cut in two.
-_WORD_GAP_MIN = 0.5
+# Words closer than this part of the line's font size are one word that pdftotext cut in
+# two at a font change: poppler's own rule for a space between words (maxCharSpacing).
+_WORD_GAP = 0.03
+# A run that ends this far (points) past the page's right edge holds text pdftotext dropped.
+_EDGE_SLACK = 0.5
 # Reading order: a gutter is at least this wide (points), a column at least this part of
 # the page wide, and a band with a block this part of its region wide is read on its own.
 _GUTTER_MIN = 6.0
@@ -227,6 +231,7 @@ def _runs_parse(output: str) -> dict[int, list[_Run]]:
 def _page_layout(page: _Page, runs: list[_Run]) -> dict[str, Any]:
     if not any(line.words for block in page.blocks for line in block.lines):
         return {}
+    _overflow_restore(page, runs)
     middles = [run.middle for run in runs]
     blocks = []
     for block in _reading_order(page.blocks, page.width):
@@ -247,6 +252,74 @@ def _page_layout(page: _Page, runs: list[_Run]) -> dict[str, Any]:
         "height": round(page.height, 1),
         "blocks": blocks,
     }
+
+
+def _overflow_restore(page: _Page, runs: list[_Run]) -> None:
+    """Put back the text set past the page's right edge at the end of its line.
+
+    pdftotext keeps only the characters that start inside the page (a long line of a
+    listing loses its end: "/lib/ld-linu" for "/lib/ld-linux.so.2"); pdftohtml keeps the
+    whole run. The run's text after the line's last word is that word's clipped end (no
+    space before it) and the words after it, placed on the run's character grid.
+    """
+    for run in sorted(runs, key=lambda run: run.x0):
+        if run.x1 <= page.width + _EDGE_SLACK:
+            continue
+        line = _line_at(page, run)
+        if line is None:
+            continue
+        end = _run_covered_end(line, run)
+        if end is None:
+            continue
+        step = (run.x1 - run.x0) / max(len(run.text), 1)
+        last = line.words[-1]
+        # A run of its own past the edge continues the last word when it touches it ("gz" ",").
+        joined = not run.text[end - 1].isspace() if end > 0 else run.x0 - last.box[2] < _WORD_GAP * run.font.size
+        for match in re.finditer(r"\S+", run.text[end:]):
+            start, stop = end + match.start(), end + match.end()
+            if start == end and joined:
+                last.text += match.group()
+                last.box = (last.box[0], last.box[1], run.x0 + stop * step, last.box[3])
+                continue
+            box = (run.x0 + start * step, last.box[1], run.x0 + stop * step, last.box[3])
+            last = _Word(box, match.group())
+            line.words.append(last)
+        line.box = (line.box[0], line.box[1], max(line.box[2], last.box[2]), line.box[3])
+
+
+def _line_at(page: _Page, run: _Run) -> _Line | None:
+    """The line a run lies on: its middle within the line's height, the line nearest its end."""
+    lines = [
+        line
+        for block in page.blocks
+        for line in block.lines
+        if line.words and line.box[1] <= run.middle <= line.box[3] and line.box[0] < run.x1
+    ]
+    return max(lines, key=lambda line: line.box[2], default=None)
+
+
+def _run_covered_end(line: _Line, run: _Run) -> int | None:
+    """Where in the run's text the line's words end: just after the line's last word, found
+    nearest to where its box puts it (a word may start in a run before this one); 0 when the
+    run starts after the line's last word; None when the words cannot be found in the run."""
+    last = line.words[-1]
+    if last.box[2] <= run.x0 + _OVERLAP_MIN:
+        return 0
+    estimate = len(run.text) * (last.box[2] - run.x0) / max(run.x1 - run.x0, 0.1)
+    ends = [
+        end
+        for end in range(1, len(run.text) + 1)
+        if run.text[:end].endswith(last.text) or _word_tail(run.text[:end], last.text)
+    ]
+    if not ends:  # the word ends where the run starts, to the rounding of pdftohtml's pixels
+        return 0 if last.box[2] < (run.x0 + run.x1) / 2 else None
+    return min(ends, key=lambda end: abs(end - estimate))
+
+
+def _word_tail(head: str, word: str) -> bool:
+    """Whether the run's text up to here is the end of the word (the word began in a run before)."""
+    piece = head.lstrip()
+    return bool(piece) and not any(character.isspace() for character in piece) and word.endswith(piece)
 
 
 def _reading_order(blocks: list[_Block], page_width: float) -> list[_Block]:
@@ -335,13 +408,16 @@ def _line_spans(line: _Line, runs: list[_Run], page_font: Font | None) -> list[d
     current: Font | None = None
     previous: Font | None = None
     edge = float("-inf")
+    gap = 0.0
     for word in line.words:
         pieces = list(_word_pieces(word, runs))
         if not pieces:
             fallback = previous or _nearest_font(word, runs) or page_font or _unknown_font(word)
             pieces = [(word.text, fallback)]
-        # pdftotext cuts a word where the font changes ("(FILE*" "s)"): no gap, no space.
-        touching = word.box[0] - edge < _WORD_GAP_MIN
+        # pdftotext cuts a word where the font changes ("(FILE*" "s)"): no gap, no space. Its
+        # text has a space between two words when the gap is 3% of the line's first font size.
+        gap = gap or _WORD_GAP * pieces[0][1].size
+        touching = word.box[0] - edge < gap
         edge = word.box[2]
         for position, (text, font) in enumerate(pieces):
             glued = position > 0 or touching

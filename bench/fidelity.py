@@ -295,43 +295,75 @@ def pdftohtml_read(pdf: Path, first: int, last: int) -> tuple[list[SourceLine], 
 
 
 def pdftohtml_lines(root: ElementTree.Element) -> list[SourceLine]:
-    """The text runs of each page grouped into lines (runs whose middles are within 3 units)."""
+    """The text runs of each page grouped into lines: a run that shares most of its height
+    with the line so far is on it (a run in another font, a URL in a monospace font inside
+    prose or a footnote's mark, sits a little higher or lower). Its runs are read
+    left to right, a space between two where either has one at its edge or the gap is 3% of
+    the line's font size, as pdftotext spaces words (`bzip2` then `,` is `bzip2,`)."""
     fonts: dict[str, tuple[float, bool]] = {}
     lines: list[SourceLine] = []
     for page in root.iter("page"):
         for spec in page.iter("fontspec"):
             fonts[spec.get("id", "")] = (float(spec.get("size", "0")), bool(MONOSPACE.search(spec.get("family", ""))))
         height = float(page.get("height", "1")) or 1.0
-        # Runs are grouped into lines by their vertical middle: a run in another font (a
-        # URL in a monospace font inside prose) sits a little higher or lower.
         runs = sorted(
             (
-                float(text.get("top", "0")) + float(text.get("height", "0")) / 2,
-                float(text.get("left", "0")),
-                "".join(text.itertext()),
-                text.get("font", ""),
-                float(text.get("top", "0")),
-            )
-            for text in page.iter("text")
+                _Run(
+                    top=float(text.get("top", "0")),
+                    bottom=float(text.get("top", "0")) + float(text.get("height", "0")),
+                    left=float(text.get("left", "0")),
+                    right=float(text.get("left", "0")) + float(text.get("width", "0")),
+                    text="".join(text.itertext()),
+                    size=fonts.get(text.get("font", ""), (0.0, False))[0],
+                    mono=fonts.get(text.get("font", ""), (0.0, False))[1],
+                )
+                for text in page.iter("text")
+            ),
+            key=lambda run: (run.top + run.bottom) / 2,
         )
-        group: list[tuple[float, float, str, str, float]] = []
-        for run in [*runs, (float("inf"), 0.0, "", "", 0.0)]:
-            if group and run[0] - group[0][0] > 3:
-                ordered = sorted(group, key=lambda item: item[1])
-                text = " ".join(item[2].strip() for item in ordered if item[2].strip())
-                if text:
-                    lines.append(
-                        SourceLine(
-                            page=int(page.get("number", "0")),
-                            top=min(item[4] for item in group) / height,
-                            text=text,
-                            size=max(fonts.get(item[3], (0.0, False))[0] for item in ordered),
-                            mono=all(fonts.get(item[3], (0.0, False))[1] for item in ordered if item[2].strip()),
-                        )
-                    )
-                group = []
-            group.append(run)
+        groups: list[list[_Run]] = []
+        for run in runs:
+            if groups and _on_line(run, groups[-1]):
+                groups[-1].append(run)
+            else:
+                groups.append([run])
+        for group in groups:
+            inked = sorted((run for run in group if run.text.strip()), key=lambda run: run.left)
+            if not inked:
+                continue
+            text = inked[0].text.strip()
+            for before, run in itertools.pairwise(inked):
+                spaced = before.text[-1].isspace() or run.text[0].isspace()
+                text += (" " if spaced or run.left - before.right >= 0.03 * inked[0].size else "") + run.text.strip()
+            lines.append(
+                SourceLine(
+                    page=int(page.get("number", "0")),
+                    top=min(run.top for run in group) / height,
+                    text=text,
+                    size=max(run.size for run in inked),
+                    mono=all(run.mono for run in inked),
+                )
+            )
     return lines
+
+
+@dataclass(frozen=True)
+class _Run:
+    top: float
+    bottom: float
+    left: float
+    right: float
+    text: str
+    size: float
+    mono: bool
+
+
+def _on_line(run: _Run, line: list[_Run]) -> bool:
+    """Whether the run shares at least 40% of its height (or the line's, if smaller) with
+    the line: a line's next line, closer than its own height, shares far less."""
+    top, bottom = min(other.top for other in line), max(other.bottom for other in line)
+    shared = min(bottom, run.bottom) - max(top, run.top)
+    return shared >= 0.4 * min(run.bottom - run.top, bottom - top)
 
 
 def pdftohtml_outline(root: ElementTree.Element) -> list[tuple[int, str]]:

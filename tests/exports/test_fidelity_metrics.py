@@ -159,3 +159,35 @@ def test_a_degraded_scan_is_the_same_on_every_run_and_turned():
     clean = pages_render(pdf, 10, 10, dpi=60)[0]
     assert first.size[0] > clean.size[0]  # turned (the corners widen it) and noisy
     assert first.tobytes() != clean.resize(first.size).tobytes()
+
+
+@needs_poppler
+@pytest.mark.parametrize(
+    ("name", "page", "line"),
+    [
+        # A monospace run set a little lower than the prose around it.
+        (
+            "bzip2",
+            30,
+            "*destLen-1]. If the destination buffer is big enough, *destLen is set to the size of the "
+            "uncompressed data,",
+        ),
+        # A footnote: its mark raised, its paths in monospace, its commas in the text font.
+        (
+            "debian-faq",
+            32,
+            "2 dists/stable/main, dists/stable/contrib, dists/stable/non-free, and dists/unstable/main/, etc.",
+        ),
+        # A listing's line with one raised letter in a TeX font.
+        ("shared-mime-info", 7, '<comment xml:lang="af">verskille tussen lÃa ers</comment>'),
+    ],
+)
+def test_a_line_of_runs_in_two_fonts_at_two_heights_is_one_line_read_as_pdftotext_reads_it(name, page, line):
+    """Runs are one line when they share most of their height, and are spaced as pdftotext
+    spaces words: the line is no code line of the measure, for it is not wholly monospace."""
+    lines, _ = fidelity.pdftohtml_read(debian_pdf(name), page, page)
+    texts = [source.text for source in lines]
+    assert line in texts
+    assert line in fidelity.normalized("".join(fidelity.pdftotext_pages(debian_pdf(name), page, page)))
+    assert not any(source.mono for source in lines if source.text == line)
+    assert not any(text in line for text in fidelity.code_lines(lines))

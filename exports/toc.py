@@ -4,7 +4,10 @@ and NCX, the Docx contents, the Pdf outline, the Html contents list).
 A chapter starts at a page whose first block is a level-1/2 heading (or every
 `pages_per_chapter` pages; see `ChapterCutter`). Inside a chapter, every other heading down
 to `TOC_DEPTH` (`###`) is a section of the contents, nested under the nearest heading before
-it of a higher level (a smaller number), or directly under its chapter. Titles are the
+it of a higher level (a smaller number), or directly under its chapter. A heading inside a
+chapter at the chapter heading's own level or above (a chapter-sized "Table of Contents"
+before the chapter's sections, a short chapter starting mid-page) is listed directly under
+the chapter and nests nothing: the sections after it stay the chapter's. Titles are the
 translation's heading text as plain text (no Markdown, whitespace collapsed); each heading
 has an anchor (`heading_anchor`: the page and the heading's place among the page's
 headings), the same in every format, so a renderer can put the id on the heading as it
@@ -68,16 +71,23 @@ class Entry:
 @dataclass
 class ChapterSections:
     """A chapter's sections, nested as they come: a section goes under the last one of a
-    higher level (smaller number) still open, or at the chapter's top."""
+    higher level (smaller number) still open, or at the chapter's top. `level`: the
+    chapter heading's (0 for a chapter without one); a section at that level or above
+    goes at the top and nothing nests under it."""
 
+    level: int = 0
     entries: list[Entry] = field(default_factory=list)
     _open: list[Entry] = field(default_factory=list)
 
     def add(self, section: Section) -> int:
         """Nest the section; its depth under the chapter (0: directly under it)."""
+        entry = Entry(section)
+        if section.level <= self.level:
+            self._open.clear()
+            self.entries.append(entry)
+            return 0
         while self._open and self._open[-1].section.level >= section.level:
             self._open.pop()
-        entry = Entry(section)
         (self._open[-1].children if self._open else self.entries).append(entry)
         self._open.append(entry)
         return len(self._open) - 1

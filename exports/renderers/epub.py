@@ -112,8 +112,9 @@ class _ChapterWriter:
         self._title = ""
         self._first_page = self._last_page = 0
 
-    def start(self, *, page_index: int, heading_text: str) -> None:
+    def start(self, *, page_index: int, heading_text: str, heading_level: int = 0) -> None:
         self.close()
+        self._sections = ChapterSections(heading_level)
         self._title = " ".join(xml_safe(heading_text).split())
         self._first_page = self._last_page = page_index
 
@@ -141,7 +142,6 @@ class _ChapterWriter:
         self.chapters.append(chapter)
         entries = [self._toc_item(chapter, entry) for entry in self._sections.entries]
         self.toc.append((chapter, entries) if entries else chapter)  # a nav <ol> is never empty
-        self._sections = ChapterSections()
         self._parts = []
 
     def _toc_item(self, chapter: _SpooledChapter, entry: Entry) -> TocItem:
@@ -200,7 +200,11 @@ class EpubRenderer:
                 heading = chapter_heading(blocks)
                 starts = cutter.starts_chapter(heading)
                 if starts:
-                    writer.start(page_index=page.index, heading_text=heading.text if heading else "")
+                    writer.start(
+                        page_index=page.index,
+                        heading_text=heading.text if heading else "",
+                        heading_level=heading.level if heading else 0,
+                    )
                 sections = page_sections(page.index, blocks, chapter_heading=starts and heading is not None)
                 writer.add(page_index=page.index, xhtml=_page_xhtml(book, options, page, blocks), sections=sections)
             writer.close()

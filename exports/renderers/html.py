@@ -123,7 +123,7 @@ class HtmlRenderer:
                     entry(book.labels.page_label(*chapters.front), front)
                 chapters.by_heading, chapters.ranges, by_pages = True, [], []
                 title = " ".join(heading.text.split()) or book.labels.page_label(page.index, page.index)
-                open_chapter = (title, ChapterSections())
+                open_chapter = (title, ChapterSections(heading.level))
             elif not chapters.by_heading:
                 if position % per_chapter == 0:
                     chapters.ranges.append((page.index, page.index))

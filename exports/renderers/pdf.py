@@ -351,7 +351,7 @@ class _Story:
             if self.sheet_has_content:
                 yield PageBreak()
             self.chapters_seen = True
-            self.sections = ChapterSections()
+            self.sections = ChapterSections(blocks[0].level)
         elif not self.chapters_seen and (page.index - 1) % max(self.options.pages_per_chapter, 1) == 0:
             last = min(page.index + self.options.pages_per_chapter - 1, self.book.page_count)
             yield self._bookmark(self.book.labels.page_label(page.index, last), 0)

@@ -30,7 +30,9 @@ from tests.exports.test_export_api import run_export_queue
 from tests.exports.test_html import assert_valid_document
 from tests.exports.test_pdf import needs_tools
 from tests.factories import ProjectFactory, pages_add
+from tests.projects.test_book_structure import _book as book_from_upload
 from tests.projects.test_processing import credit, run_worker
+from tests.support.corpus import debian_pdf, pdf_window
 
 XHTML = "{http://www.w3.org/1999/xhtml}"
 NCX = "{http://www.daisy.org/z3986/2005/ncx/}"
@@ -130,6 +132,19 @@ def ncx_points(parent: etree._Element) -> list[tuple[str, str, list[Any]]]:
     ]
 
 
+def assert_links_lead_to_their_headings(archive: zipfile.ZipFile, tree: list[tuple[str, str, list[Any]]]) -> None:
+    """A chapter's entry leads to its document; a section's to the heading of that title."""
+    for _title, href, children in tree:
+        assert "#" not in href
+        for section, link in links(children):
+            file_name, anchor = link.split("#")
+            assert file_name == href
+            chapter = etree.fromstring(archive.read(f"EPUB/{file_name}"))
+            (heading,) = chapter.xpath("//*[@id=$anchor]", anchor=anchor)
+            assert heading.tag in {f"{XHTML}h{level}" for level in range(1, 4)}
+            assert " ".join("".join(heading.itertext()).split()) == section
+
+
 def test_epub_nav_and_ncx_nest_each_chapters_sections_linking_to_their_headings(user, auth_client, tmp_path: Path):
     data = exported(user, auth_client, "Epub")
     archive = zipfile.ZipFile(io.BytesIO(data))
@@ -140,15 +155,7 @@ def test_epub_nav_and_ncx_nest_each_chapters_sections_linking_to_their_headings(
     assert titles(nav_tree) == titles(ncx_tree) == SECTIONS
     assert links(nav_tree) == links(ncx_tree)
 
-    for title, href in links(nav_tree)[1:]:
-        if title.startswith(MARK):  # a chapter: its document
-            assert "#" not in href
-            continue
-        file_name, anchor = href.split("#")
-        chapter = etree.fromstring(archive.read(f"EPUB/{file_name}"))
-        (heading,) = chapter.xpath("//*[@id=$anchor]", anchor=anchor)
-        assert heading.tag in {f"{XHTML}h2", f"{XHTML}h3"}
-        assert " ".join("".join(heading.itertext()).split()) == title
+    assert_links_lead_to_their_headings(archive, nav_tree)
     assert [href.split("#")[0] for _title, href in links(nav_tree)] == ["chapter-0001.xhtml"] * 5 + [
         "chapter-0002.xhtml"
     ] * 3
@@ -286,7 +293,8 @@ def test_sections_before_the_first_chapter_and_mid_page_headings_nest_alike_in_e
             "The chapter",
             [
                 ("A section", [("Its part", [])]),
-                ("A level-1 heading mid-page", [("Another section", [])]),
+                ("A level-1 heading mid-page", []),  # at the chapter's level: it nests nothing
+                ("Another section", []),
             ],
         ),
     ]
@@ -309,3 +317,38 @@ def test_docx_of_a_book_without_headings_has_no_contents() -> None:
     document = docx.Document(io.BytesIO(data))
     assert [paragraph.style.name for paragraph in document.paragraphs] == ["Title", "Normal", "Heading 4", "Normal"]
     assert list(document.element.body.iter(qn("w:fldChar"))) == []
+
+
+@pytest.mark.slow
+def test_a_real_manual_gets_nested_sections_that_lead_to_their_headings(user, auth_client, settings, tmp_path: Path):
+    """The bzip2 manual's pages 8-16 (sections 2.5-2.9, then chapter 3 and its sections),
+    read by the book-structure layer, translated by the echo engine, exported to EPUB."""
+    try:
+        source = debian_pdf("bzip2")
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
+    settings.TRANSLATION_ENGINE = "echo"
+    settings.ECHO_ENGINE_FAIL_PAGES = []
+    credit(user, "50")
+    project_id = book_from_upload(
+        auth_client, pdf_window(source, 8, 16, tmp_path / "bzip2.pdf").read_bytes(), target="es"
+    )
+    assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+    run_worker()
+    assert auth_client.post(f"/v1/projects/{project_id}/export", {"format": "Epub"}, format="json").status_code == 202
+    run_export_queue()
+    (entry,) = auth_client.get(f"/v1/projects/{project_id}/exports").json()
+    data = b"".join(auth_client.get(entry["url"]).streaming_content)
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    nav = etree.fromstring(archive.read("EPUB/nav.xhtml"))
+    (toc,) = [element for element in nav.iter(f"{XHTML}nav") if element.get(EPUB_TYPE) == "toc"]
+    tree = xhtml_list(toc.find(f"{XHTML}ol"))
+    assert_links_lead_to_their_headings(archive, tree)
+    chapter_three = next(children for title, _link, children in tree if "3. Programming with libbzip2" in title)
+    numbered = {
+        title.split()[0]: [child[0].split()[0] for child in children] for title, _link, children in chapter_three
+    }
+    assert numbered["3.1."] == ["3.1.1.", "3.1.2.", "3.1.3."]  # subsections under their section
+    assert {"3.2.", "3.3."} <= set(numbered)  # the sections after it stay the chapter's
+    if EPUBCHECK is not None:
+        assert_epubcheck_passes(data, tmp_path)

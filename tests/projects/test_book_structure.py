@@ -230,6 +230,9 @@ def test_a_scanned_book_is_read_at_intake_and_structured_like_a_text_pdf(user, a
     assert set(numbers) <= {"17", "18", "19", "20"}
     assert not any("CHAPTER 5. SOFTWARE" in page.source_markdown for page in pages)
     assert re.match(r"#+ Chapter 5\n", pages[0].source_markdown)  # headings from the scan's type sizes
+    # Sections 5.1-5.14, set in bold at the body's size: bold told from the scan's strokes.
+    sections = [re.findall(r"^#{2,4} (5\.\d+)", page.source_markdown, re.M) for page in pages]
+    assert [number for numbers in sections for number in numbers] == [f"5.{n}" for n in range(1, 15)]
 
     assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
     run_worker()

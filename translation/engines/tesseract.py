@@ -69,6 +69,9 @@ EDGE_WORDS_MIN = 3
 INK_UNREAD_SHARE_MAX = 0.4  # of the page's text-like ink, outside every word read
 SOLID_PIXELS = 7  # of the reduced page: ink this thick in both directions is no letter's stroke
 INK_MIN_SHARE = 0.002  # less ink than this share of the page: a blank page, nothing to read
+INK_LEVEL = 128  # of the contrasted image: darker is ink (a stroke's width is measured in it)
+BOLD_STROKE = 1.4  # strokes this many times the body's: bold (measured: bold 1.5-1.65, body 1)
+BOLD_MIN_LINES = 5
 
 
 @dataclass(frozen=True)
@@ -305,10 +308,9 @@ def page_read(image: bytes, *, command: Sequence[str], language: str | None, run
             retried = _read(run, command, again.image)
             if _mean_confidence(retried) > _mean_confidence(words):
                 prepared, words = again, retried
-    page_width, page_height = prepared.image.size
     return OcrReading(
         markdown=words_markdown(words, language=language),
-        layout=words_layout(words, width=page_width, height=page_height),
+        layout=words_layout(words, image=prepared.image),
         warnings=reading_warnings(words, prepared=prepared),
         rotation=prepared.rotation,
         skew=prepared.skew,
@@ -355,7 +357,7 @@ def words_markdown(words: Sequence[OcrWord], *, language: str | None) -> str:
     return "\n\n".join(paragraphs)
 
 
-def _spans(line: Sequence[OcrWord]) -> list[dict[str, Any]]:
+def _spans(line: Sequence[OcrWord], *, bold: bool) -> list[dict[str, Any]]:
     """A line's words as spans: runs of confident words, each unsure word on its own, each
     with its mean confidence."""
     spans = []
@@ -367,7 +369,7 @@ def _spans(line: Sequence[OcrWord]) -> list[dict[str, Any]]:
                     "text": " ".join(word.text for word in part),
                     "font": "",
                     "size": float(max(word.box[3] - word.box[1] for word in part)),
-                    "bold": False,
+                    "bold": bold,
                     "italic": False,
                     "mono": False,
                     "conf": round(statistics.fmean(word.conf for word in part), 1),
@@ -376,9 +378,49 @@ def _spans(line: Sequence[OcrWord]) -> list[dict[str, Any]]:
     return spans
 
 
-def words_layout(words: Sequence[OcrWord], *, width: int, height: int) -> dict[str, Any]:
+def _strokes(lines: Sequence[Sequence[OcrWord]], image: Image.Image) -> list[float]:
+    """Each line's stroke width: its ink pixels over its ink runs (a run starts where a
+    pixel is ink and the one left of it paper), the mean width of its letters' strokes
+    whatever the letters; a bold line's are about 1.6 times the body's."""
+    ink = image.point(lambda value: 255 if value < INK_LEVEL else 0)
+    widths = []
+    for line in lines:
+        left, top, right, bottom = _box(word.box for word in line)
+        crop = ink.crop((round(left), round(top), round(right), round(bottom)))
+        starts = ImageChops.subtract(crop, ImageChops.offset(crop, 1, 0)).histogram()[255]
+        widths.append(crop.histogram()[255] / starts if starts else 0.0)
+    return widths
+
+
+def _bold_lines(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None) -> list[bool]:
+    """Which lines are set in bold: strokes BOLD_STROKE times the page's median line's (on a
+    page of at least BOLD_MIN_LINES lines, so a median is the body's)."""
+    if image is None or len(lines) < BOLD_MIN_LINES:
+        return [False] * len(lines)
+    widths = _strokes(lines, image)
+    body = statistics.median(widths)
+    return [body > 0 and width >= BOLD_STROKE * body for width in widths]
+
+
+def _paragraphs(lines: Sequence[list[OcrWord]], bold: Sequence[bool]) -> list[list[tuple[list[OcrWord], bool]]]:
+    """The lines (with whether each is bold) in Tesseract's paragraphs, a paragraph parted
+    where its lines turn from bold to regular or back: a bold heading Tesseract ran into
+    the paragraph under it is a paragraph of its own."""
+    paragraphs: list[list[tuple[list[OcrWord], bool]]] = []
+    previous: tuple[int, int, bool] | None = None
+    for line, heavy in zip(lines, bold, strict=True):
+        key = (line[0].block, line[0].paragraph, heavy)
+        if key != previous:
+            paragraphs.append([])
+        paragraphs[-1].append((line, heavy))
+        previous = key
+    return paragraphs
+
+
+def words_layout(words: Sequence[OcrWord], *, image: Image.Image | None = None) -> dict[str, Any]:
     """The words in the stored page layout format (docs/book-structure.md): `source: "ocr"`,
-    pixels of the corrected image, one block per Tesseract paragraph, spans with `conf`.
+    pixels of the corrected image (`image`, where the words were read: its size and its
+    strokes, which tell bold lines), one block per Tesseract paragraph, spans with `conf`.
 
     A span's `size` is its paragraph's type size: the median height of the paragraph's
     lines. A word's box is as tall as its letters (`a` is short, `ly` tall), so a line's own
@@ -386,17 +428,23 @@ def words_layout(words: Sequence[OcrWord], *, width: int, height: int) -> dict[s
     asks (a heading set larger than the body, where a paragraph ends). Sizes within
     BODY_SIZE_SPREAD of the page's median line are the body's, and a paragraph of one line
     is body-sized unless it is SINGLE_LINE_LARGER times taller: a chapter's title stands
-    out, while a section heading barely larger than the body reads as a paragraph (better
-    than a body line read as a heading, which would start a chapter)."""
+    out, while a section heading barely larger than the body is told by its weight (better
+    than a body line read as a heading, which would start a chapter).
+
+    A line is `bold` when its strokes are BOLD_STROKE times the page's median line's
+    (`_strokes`), and a Tesseract paragraph whose lines turn from bold to regular is two
+    (a bold heading run into the paragraph under it), so a numbered section heading set in
+    bold at the body's size is a heading, as on a text page."""
     blocks = []
     all_lines = _lines(words)
+    bold = _bold_lines(all_lines, image)
     page_size = (
         statistics.median(max(word.box[3] for word in line) - min(word.box[1] for word in line) for line in all_lines)
         if all_lines
         else 0
     )
-    for _, paragraph in groupby(all_lines, key=lambda line: (line[0].block, line[0].paragraph)):
-        lines = list(paragraph)
+    for paragraph in _paragraphs(all_lines, bold):
+        lines = [line for line, _ in paragraph]
         boxes = [_box(word.box for word in line) for line in lines]
         size = float(statistics.median(bottom - top for _, top, _, bottom in boxes))
         if abs(size - page_size) <= BODY_SIZE_SPREAD * page_size or (
@@ -407,11 +455,12 @@ def words_layout(words: Sequence[OcrWord], *, width: int, height: int) -> dict[s
             {
                 "bbox": _box((int(left), int(top), int(right), int(bottom)) for left, top, right, bottom in boxes),
                 "lines": [
-                    {"bbox": box, "spans": [{**span, "size": size} for span in _spans(line)]}
-                    for box, line in zip(boxes, lines, strict=True)
+                    {"bbox": box, "spans": [{**span, "size": size} for span in _spans(line, bold=heavy)]}
+                    for box, (line, heavy) in zip(boxes, paragraph, strict=True)
                 ],
             }
         )
+    width, height = image.size if image is not None else (0, 0)
     return {"version": 1, "source": "ocr", "width": float(width), "height": float(height), "blocks": blocks}
 
 

@@ -4,7 +4,8 @@ The structure functions work on lines: each line of each block of a page, with i
 its text (its spans joined by one space, none before a glued span) and its font size (the largest of its spans).
 A page without a layout (`{}`) has no lines.
 
-A line is monospace (code) when every span of it is, or when nearly all of it is (a glyph
+A monospace line keeps the runs of spaces inside it (a listing's aligned columns); other
+lines' spaces are one. A line is monospace (code) when every span of it is, or when nearly all of it is (a glyph
 of another font inside a listing's line: "lÃ" "a" "ers" in shared-mime-info's example)
 and a line next to it in its block is wholly monospace: it stays a line of its listing.
 """
@@ -116,10 +117,10 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
                         top=top,
                         x1=x1,
                         bottom=bottom,
-                        text=" ".join(text.split()),
+                        text=text if _mono(inked) else " ".join(text.split()),
                         size=size,
                         bold=all(span.get("bold") for span in inked),
-                        mono=all(span.get("mono") for span in inked),
+                        mono=_mono(inked),
                         markdown=spans_markdown(inked),
                     ),
                     _mono_share(inked),
@@ -127,6 +128,10 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
             )
         lines += _listing_lines_kept(block_lines)
     return lines
+
+
+def _mono(spans: Sequence[Mapping[str, Any]]) -> bool:
+    return all(span.get("mono") for span in spans)
 
 
 def _mono_share(spans: Sequence[Mapping[str, Any]]) -> float:

@@ -403,7 +403,9 @@ def _page_font(runs: list[_Run], middles: list[float], y: float) -> Font | None:
 
 
 def _line_spans(line: _Line, runs: list[_Run], page_font: Font | None) -> list[dict[str, Any]]:
-    """The line's runs of one font; a span that continues the word before it is `glued`."""
+    """The line's runs of one font; a span that continues the word before it is `glued`.
+    Words of a monospace span are as many spaces apart as their gap holds characters (a
+    listing's aligned columns), other words one space."""
     spans: list[dict[str, Any]] = []
     current: Font | None = None
     previous: Font | None = None
@@ -418,11 +420,12 @@ def _line_spans(line: _Line, runs: list[_Run], page_font: Font | None) -> list[d
         # text has a space between two words when the gap is 3% of the line's first font size.
         gap = gap or _WORD_GAP * pieces[0][1].size
         touching = word.box[0] - edge < gap
+        spaces = _spaces(word, word.box[0] - edge)
         edge = word.box[2]
         for position, (text, font) in enumerate(pieces):
             glued = position > 0 or touching
             if spans and font == current:
-                spans[-1]["text"] += text if glued else " " + text
+                spans[-1]["text"] += text if glued else (spaces if font.mono else " ") + text
                 continue
             span: dict[str, Any] = {
                 "text": text,
@@ -438,6 +441,12 @@ def _line_spans(line: _Line, runs: list[_Run], page_font: Font | None) -> list[d
             current = font
         previous = pieces[-1][1]
     return spans
+
+
+def _spaces(word: _Word, gap: float) -> str:
+    """The spaces a gap before a word holds, in the word's own character width (one at least)."""
+    width = (word.box[2] - word.box[0]) / max(len(word.text), 1)
+    return " " * max(1, round(gap / width)) if width > 0 and gap < float("inf") else " "
 
 
 def _word_pieces(word: _Word, runs: list[_Run]) -> Iterator[tuple[str, Font]]:

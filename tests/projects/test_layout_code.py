@@ -8,6 +8,8 @@ it, the layout puts it back."""
 
 from __future__ import annotations
 
+import html
+import re
 import subprocess
 import textwrap
 from collections import Counter
@@ -44,14 +46,22 @@ def shape(line: str) -> str:
     return line[: len(line) - len(line.lstrip())] + " ".join(line.split())
 
 
-def code_blocks(pdf: Path) -> list[list[str]]:
-    """The lines of each fenced code block of the page's Markdown, fences aside, shaped."""
+def code_blocks(pdf: Path, *, shaped: bool = True) -> list[list[str]]:
+    """The lines of each fenced code block of the page's Markdown, fences aside (shaped)."""
     book = book_text_build(pdf_layouts(pdf, first=1, last=1), words=word_list("en"))
     return [
-        [shape(line) for line in paragraph.markdown.splitlines()[1:-1]]
+        [shape(line) if shaped else line for line in paragraph.markdown.splitlines()[1:-1]]
         for paragraph in book.pages[0].paragraphs
         if paragraph.kind is ParagraphKind.CODE
     ]
+
+
+def pdf_own_lines(pdf: Path) -> list[str]:
+    """The page's text runs as the PDF sets them, spaces and all (`pdftohtml -xml`)."""
+    xml = subprocess.run(
+        ["pdftohtml", "-xml", "-i", "-stdout", "-q", str(pdf)], capture_output=True, text=True, check=True
+    ).stdout
+    return [html.unescape(run) for run in re.findall(r"<text [^>]*>(.*?)</text>", xml)]
 
 
 def listing(page_text: str, first: str, last: str) -> list[str]:
@@ -110,3 +120,16 @@ def test_every_page_holds_the_words_pdftotext_reads_past_the_edge_too(name):
     for number, (layout, text) in enumerate(zip(layouts, pages, strict=True), start=1):
         words = Counter(word for block in layout.get("blocks", []) for word in block_text(block).split())
         assert words == Counter(text.split()), f"page {number}"
+
+
+def test_a_listings_aligned_columns_keep_the_spaces_the_pdf_sets_between_them(tmp_path):
+    """Valgrind's manual, page 45: callgrind_annotate's table; each row is one line whose
+    columns are as many spaces apart as in the PDF's own text (pdftotext -layout, placing
+    words by position, puts one space where the PDF has two: "41 770")."""
+    pdf = window("valgrind", 45, tmp_path)
+    rows = [line for line in pdf_own_lines(pdf) if line.endswith(("PROGRAM TOTALS", "mfg.c:freeY", "file:function"))]
+    assert " 528    41  770    60    242      19  PROGRAM TOTALS" in rows
+
+    lines = [line for block in code_blocks(pdf, shaped=False) for line in block]
+
+    assert set(rows) <= set(lines)

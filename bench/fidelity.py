@@ -271,10 +271,16 @@ def without_echo_marker(text: str) -> str:
 # --- Poppler readers ----------------------------------------------------------------------
 
 
+# A crop far wider than any page: pdftotext keeps what is set past the page's right edge
+# (a listing's long line), which it drops without one.
+WHOLE_PAGE = ["-x", "0", "-y", "0", "-W", "10000", "-H", "10000"]
+
+
 def pdftotext_pages(pdf: Path, first: int, last: int) -> list[str]:
-    """The text of each page first..last in poppler's reading order."""
+    """The text of each page first..last in poppler's reading order, with what is set past
+    the page's right edge."""
     text = subprocess.run(
-        ["pdftotext", "-f", str(first), "-l", str(last), "-enc", "UTF-8", str(pdf), "-"],
+        ["pdftotext", *WHOLE_PAGE, "-f", str(first), "-l", str(last), "-enc", "UTF-8", str(pdf), "-"],
         capture_output=True,
         check=True,
     ).stdout.decode("utf-8", errors="replace")

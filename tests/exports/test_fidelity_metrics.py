@@ -191,3 +191,12 @@ def test_a_line_of_runs_in_two_fonts_at_two_heights_is_one_line_read_as_pdftotex
     assert line in fidelity.normalized("".join(fidelity.pdftotext_pages(debian_pdf(name), page, page)))
     assert not any(source.mono for source in lines if source.text == line)
     assert not any(text in line for text in fidelity.code_lines(lines))
+
+
+@needs_poppler
+def test_the_source_text_holds_what_is_set_past_the_pages_right_edge():
+    """Valgrind's manual, page 59: `info threads` lines end past the edge; the source's words
+    are the whole lines, as the book's reader gets them."""
+    (page,) = fidelity.pdftotext_pages(debian_pdf("valgrind"), 59, 59)
+    assert "_dl_sysinfo_int80 () from /lib/ld-linux.so.2" in page
+    assert '"called from London") at prog.c:20' in page

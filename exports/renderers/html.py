@@ -24,7 +24,7 @@ from exports.blocks import blocks_of, first_heading
 from exports.book import ExportBook, ExportOptions, ExportPage, page_shows_notice
 from exports.renderers._epub_docx_text import chapter_heading
 from exports.renderers._html import STYLESHEET, markdown_html, notice_html, source_html
-from exports.toc import ChapterSections, Entry, HeadingIds, page_sections
+from exports.toc import ChapterSections, Entry, HeadingIds, heading_title, page_sections
 
 ENCODING = "utf-8"
 
@@ -122,7 +122,7 @@ class HtmlRenderer:
                     chapters.front = (first_index, previous_index)
                     entry(book.labels.page_label(*chapters.front), front)
                 chapters.by_heading, chapters.ranges, by_pages = True, [], []
-                title = " ".join(heading.text.split()) or book.labels.page_label(page.index, page.index)
+                title = heading_title(heading) or book.labels.page_label(page.index, page.index)
                 open_chapter = (title, ChapterSections(heading.level))
             elif not chapters.by_heading:
                 if position % per_chapter == 0:

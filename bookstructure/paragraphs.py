@@ -35,7 +35,7 @@ from itertools import pairwise
 
 from bookstructure.furniture import BookFurniture, furniture_detect
 from bookstructure.lines import Layout, LineRef, PageLine, page_lines
-from bookstructure.tables import Table, tables_find
+from bookstructure.tables import Table, table_continues, tables_find
 from bookstructure.words import Vocabulary, WordList, hyphenation_resolve, vocabulary_collect
 from core.markdown import block_start_escape
 
@@ -140,7 +140,11 @@ def book_text_build(
     (default: the most common in `layouts`); `excluded` lines are left out too (tables)."""
     furniture = furniture if furniture is not None else furniture_detect(layouts)
     carried_in = carried_in or {}
-    tables = [tables_find(layout, page=index) for index, layout in enumerate(layouts)]
+    # A table whose lines an earlier page took (its rest, `excluded` as carried) is not found again.
+    tables = [
+        [table for table in tables_find(layout, page=index) if not table.refs & excluded]
+        for index, layout in enumerate(layouts)
+    ]
     excluded = furniture.refs() | excluded | frozenset(ref for found in tables for table in found for ref in table.refs)
     bodies = [
         [line for line in page_lines(layout, page=index) if line.ref not in excluded]
@@ -167,21 +171,36 @@ def book_text_build(
     pages: list[PageText] = []
     carried_from: list[int | None] = [None] * len(layouts)
     open_draft: _Draft | None = None
+    open_table: tuple[int, int] | None = None  # (page, position) of a table that ends its page
     for index, drafts in enumerate(drafts_by_page):
+        page_tables = tables[index]
+        table_first = bool(page_tables) and (not drafts or page_tables[0].top < drafts[0].lines[0].top)
         if index in carried_in:
             carried_from[index] = carried_in[index]
-            open_draft = None
-            if not drafts:
+            open_draft, open_table = None, None
+            if not drafts and not page_tables:
                 continue
-        elif open_draft is not None and drafts and _continues(open_draft, drafts[0]):
+        elif (
+            open_table is not None
+            and table_first
+            and table_continues(tables[open_table[0]][open_table[1]], page_tables[0])
+        ):
+            owner, position = open_table
+            tables[owner][position] = tables[owner][position].continued_by(page_tables.pop(0))
+            carried_from[index] = owner
+            if not drafts and not page_tables:
+                continue  # the table goes on over the next page break too
+        elif open_draft is not None and drafts and not table_first and _continues(open_draft, drafts[0]):
             carried_from[index] = open_draft.lines[0].ref.page
             open_draft.lines.extend(drafts[0].lines)
             open_draft.body_left, open_draft.body_right = drafts[0].body_left, drafts[0].body_right
             drafts = drafts[1:]
             drafts_by_page[index] = drafts
-            if not drafts:
+            if not drafts and not page_tables:
                 continue
-        open_draft = drafts[-1] if drafts else None
+        table_last = bool(page_tables) and (not drafts or page_tables[-1].top > drafts[-1].lines[0].top)
+        open_draft = drafts[-1] if drafts and not table_last else None
+        open_table = (index, len(page_tables) - 1) if table_last else None
 
     for index, drafts in enumerate(drafts_by_page):
         placed = [(draft.lines[0].top, _paragraph(draft, vocabulary=vocabulary, words=words)) for draft in drafts]
@@ -310,8 +329,8 @@ def _table_paragraph(table: Table, *, page: int) -> Paragraph:
         text="\n".join(" | ".join(row) for row in table.rows),
         kind=ParagraphKind.TABLE,
         page=page,
-        end_page=page,
-        lines=tuple(sorted(table.refs, key=lambda ref: (ref.block, ref.line))),
+        end_page=max(ref.page for ref in table.refs),
+        lines=tuple(sorted(table.refs, key=lambda ref: (ref.page, ref.block, ref.line))),
         markdown=table.markdown(),
     )
 

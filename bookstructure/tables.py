@@ -80,6 +80,16 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     header: bool
 
+    @property
+    def columns(self) -> int:
+        return max(len(row) for row in self.rows)
+
+    def continued_by(self, rest: Table) -> Table:
+        """This table with the rows of `rest`, its part set on the next page, after its own;
+        the header row the next page repeats is left out."""
+        rows = rest.rows[1:] if self.header and rest.rows[0] == self.rows[0] else rest.rows
+        return Table(refs=self.refs | rest.refs, top=self.top, rows=self.rows + rows, header=self.header)
+
     def markdown(self) -> str:
         """The table as a GFM pipe table; a row of blank cells heads a table without a
         header (GFM requires one)."""
@@ -88,6 +98,14 @@ class Table:
         head, body = (rows[0], rows[1:]) if self.header else ([""] * width, rows)
         lines = [_row_markdown(head), _row_markdown(["---"] * width), *(_row_markdown(row) for row in body)]
         return "\n".join(lines)
+
+
+def table_continues(table: Table, following: Table) -> bool:
+    """Whether `following`, the first thing on the page after the one `table` ends, is the
+    rest of it: as many columns, and a header only where it repeats the table's own."""
+    if following.columns != table.columns:
+        return False
+    return not following.header or (table.header and following.rows[0] == table.rows[0])
 
 
 def tables_find(layout: Layout, *, page: int) -> list[Table]:

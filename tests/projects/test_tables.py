@@ -24,9 +24,11 @@ from reportlab.platypus import Frame, PageBreak, PageTemplate, Paragraph, Spacer
 from reportlab.platypus.doctemplate import BaseDocTemplate
 from reportlab.platypus.flowables import Flowable
 
+from bookstructure.book import pages_structure
 from bookstructure.lines import page_lines
 from bookstructure.tables import Table as FoundTable
 from bookstructure.tables import tables_find
+from bookstructure.words import word_list
 from projects.layout import pdf_layouts
 from tests.support.corpus import debian_pdf
 
@@ -228,3 +230,35 @@ def test_markdown_escapes_pipes_and_heads_a_table_without_header_with_blanks() -
     )
 
     assert table.markdown() == "|  |  |\n| --- | --- |\n| a\\|b | 1 |\n| c\\\\d | 2 |\n| e |  |"
+
+
+_LONG = [("Package", "Version", "Size")] + [(f"package-{n:02d}", f"1.{n}.0", f"{n * 7} kB") for n in range(1, 61)]
+
+
+@pytest.mark.parametrize("window", [False, True])
+def test_a_table_split_over_a_page_break_is_one_table_on_its_first_page(tmp_path: Path, window: bool) -> None:
+    """60 rows set over two pages, the header repeated on the second (reportlab's
+    repeatRows), after a paragraph: one table with every row once, on the page it starts
+    on; the second page is carried from it. Read whole, or as normalize reads a book in
+    windows (page 1 decided before page 2 is the start of the next window)."""
+    table = _table(_LONG, widths=None)
+    table.repeatRows = 1
+    path = _pdf(tmp_path / "long.pdf", [Paragraph(_PROSE, _BODY), table, Paragraph(_PROSE, _BODY)])
+    layouts = pdf_layouts(path, first=1, last=2)
+    assert [len(tables_find(layout, page=page)) for page, layout in enumerate(layouts)] == [1, 1]
+
+    words = word_list("en")
+    whole = pages_structure(layouts, first_index=1, start=1, ready_through=2, carried_in={}, words=words)
+    if window is None:
+        bodies = whole
+    else:  # page 1 stored, page 2 decided again in the next window, knowing what page 1 took
+        carried = {carry.page: carry for carry in whole[0].carries_into}
+        rest = pages_structure(layouts, first_index=1, start=2, ready_through=2, carried_in=carried, words=words)
+        bodies = [whole[0], *rest]
+
+    assert [body.carried_from for body in bodies] == [None, 1]
+    rows = [line for line in bodies[0].markdown.splitlines() if line.startswith("|")]
+    assert rows[0] == "| Package | Version | Size |"
+    assert rows[2:] == [f"| package-{n:02d} | 1.{n}.0 | {n * 7} kB |" for n in range(1, 61)]
+    assert "|" not in bodies[1].markdown
+    assert bodies[1].markdown.strip() == _PROSE

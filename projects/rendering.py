@@ -237,10 +237,28 @@ def _pdf_chunk_render(path: Path, folder: Path, first: int, last: int) -> dict[i
     return images
 
 
+# A crop far wider than any page: pdftotext then keeps text set past the page's right edge
+# (a listing's long line), which it drops without one.
+_WHOLE_PAGE = ["-x", "0", "-y", "0", "-W", "10000", "-H", "10000"]
+
+
 def _pdf_chunk_text(path: Path, first: int, last: int) -> list[str]:
-    """The text layer of pages first..last ("" for a page without one)."""
+    """The text layer of pages first..last ("" for a page without one), with what is set
+    past a page's right edge."""
     output = poppler_run(
-        [poppler_tool("pdftotext"), "-layout", "-enc", "UTF-8", "-f", str(first), "-l", str(last), str(path), "-"],
+        [
+            poppler_tool("pdftotext"),
+            "-layout",
+            *_WHOLE_PAGE,
+            "-enc",
+            "UTF-8",
+            "-f",
+            str(first),
+            "-l",
+            str(last),
+            str(path),
+            "-",
+        ],
         what="pdftotext",
     )
     # pdftotext ends every page with a form feed.

@@ -20,7 +20,10 @@ import pytest
 from bookstructure.paragraphs import ParagraphKind, book_text_build
 from bookstructure.words import word_list
 from projects.layout import pdf_layouts
+from projects.models import SourceKind
+from projects.normalize import project_normalize
 from tests.projects.test_layout import block_text, book_layouts
+from tests.projects.test_normalize import project_with_source
 from tests.support.corpus import debian_pdf, pdf_window
 
 # A crop far wider than any page: plain pdftotext then keeps what lies past the page's edge.
@@ -133,3 +136,16 @@ def test_a_listings_aligned_columns_keep_the_spaces_the_pdf_sets_between_them(tm
     lines = [line for block in code_blocks(pdf, shaped=False) for line in block]
 
     assert set(rows) <= set(lines)
+
+
+@pytest.mark.django_db
+def test_normalize_stores_a_listing_line_past_the_edge_whole_in_the_text_layer_and_the_layout(tmp_path):
+    pdf = window("valgrind", 59, tmp_path)
+    project = project_with_source(pdf.read_bytes(), file_name="valgrind.pdf", kind=SourceKind.PDF, pages=1)
+
+    project_normalize(project=project)
+
+    (page,) = project.pages.all()
+    assert "from /lib/ld-linux.so.2" in page.text_layer
+    words = Counter(word for block in page.layout["blocks"] for word in block_text(block).split())
+    assert words == Counter(page.text_layer.split())

@@ -7,6 +7,7 @@ a page break, no literal translated."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from itertools import pairwise
 from pathlib import Path
@@ -202,17 +203,23 @@ def test_a_title_page_translated_first_is_read_in_the_language_of_the_pages_afte
     assert (first.status, first.detected_source_language) == ("Approved", "en"), first.failure_reason
 
 
+def _faq_with(*programs: str) -> Path:
+    """The Debian FAQ's PDF, the test skipped without it or without one of `programs`."""
+    missing = [program for program in programs if shutil.which(program) is None]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)} (scripts/lib.sh installs them)")
+    try:
+        return debian_pdf("debian-faq")
+    except FileNotFoundError as absent:
+        pytest.skip(str(absent))
+
+
 def test_a_scanned_book_is_read_at_intake_and_structured_like_a_text_pdf(user, auth_client, settings):
     """The FAQ's pages 25-28 scanned (turned, blurred, noisy, JPEG), normalized on a worker
     with the local engine: each page is read by OCR at intake, its running header and page
     number are furniture, and the book is translated from that text."""
     settings.TRANSLATION_ENGINE = "local"
-    if subprocess.run(["sh", "-c", "command -v tesseract && command -v apertium"], capture_output=True).returncode:
-        pytest.skip("apt-get install tesseract-ocr apertium apertium-eng-spa (scripts/lib.sh installs them)")
-    try:
-        faq = debian_pdf("debian-faq")
-    except FileNotFoundError as missing:
-        pytest.skip(str(missing))
+    faq = _faq_with("tesseract", "apertium")
     credit(user, "50")
     project_id = _book(auth_client, scans_pdf(scan_pages(faq, 25, 28)), target="es")
     assert Project.objects.get(pk=project_id).status == "Calibrating"  # 4 pages, read on a worker
@@ -247,12 +254,7 @@ def test_with_the_vllm_engine_a_scan_is_read_at_intake_and_a_page_it_cannot_trus
     """The vLLM engine reads a scanned book with Tesseract at intake too, so its pages are
     structured across the book and translated as text; a page whose reading cannot be
     trusted (blurred beyond reading) is left for the model to read from its image."""
-    if subprocess.run(["sh", "-c", "command -v tesseract"], capture_output=True).returncode:
-        pytest.skip("apt-get install tesseract-ocr (scripts/lib.sh installs it)")
-    try:
-        faq = debian_pdf("debian-faq")
-    except FileNotFoundError as missing:
-        pytest.skip(str(missing))
+    faq = _faq_with("tesseract")
     credit(user, "50")
     scans = scan_pages(faq, 25, 27)
     with OpenAIServer() as server:

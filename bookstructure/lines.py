@@ -5,9 +5,10 @@ its text (its spans joined by one space, none before a glued span) and its font 
 A page without a layout (`{}`) has no lines.
 
 A monospace line keeps the runs of spaces inside it (a listing's aligned columns); other
-lines' spaces are one. A line is monospace (code) when every span of it is, or when nearly all of it is (a glyph
-of another font inside a listing's line: "lÃ" "a" "ers" in shared-mime-info's example)
-and a line next to it in its block is wholly monospace: it stays a line of its listing.
+lines' spaces are one. A line is monospace (code) when every span of it is, or when nearly
+all of it is (a glyph of another font inside a listing's line: "lÃ" "a" "ers" in
+shared-mime-info's example) and a line next to it in its block is wholly monospace: it
+stays a line of its listing.
 """
 
 from __future__ import annotations

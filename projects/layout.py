@@ -410,7 +410,7 @@ def _line_spans(line: _Line, runs: list[_Run], page_font: Font | None) -> list[d
     current: Font | None = None
     previous: Font | None = None
     edge = float("-inf")
-    gap = 0.0
+    glue_below = 0.0
     for word in line.words:
         pieces = list(_word_pieces(word, runs))
         if not pieces:
@@ -418,8 +418,8 @@ def _line_spans(line: _Line, runs: list[_Run], page_font: Font | None) -> list[d
             pieces = [(word.text, fallback)]
         # pdftotext cuts a word where the font changes ("(FILE*" "s)"): no gap, no space. Its
         # text has a space between two words when the gap is 3% of the line's first font size.
-        gap = gap or _WORD_GAP * pieces[0][1].size
-        touching = word.box[0] - edge < gap
+        glue_below = glue_below or _WORD_GAP * pieces[0][1].size
+        touching = word.box[0] - edge < glue_below
         spaces = _spaces(word, word.box[0] - edge)
         edge = word.box[2]
         for position, (text, font) in enumerate(pieces):

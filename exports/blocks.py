@@ -282,9 +282,10 @@ def table_plain_text(block: Block) -> str:
     return "\n\n".join(groups)
 
 
-def first_heading(markdown: str) -> Block | None:
-    """The page's first block when it is a heading of level 1 or 2 (a chapter start)."""
+def first_heading(markdown: str, *, chapter_level: int = 2) -> Block | None:
+    """The page's first block when it is a heading of `chapter_level` or above (a chapter
+    start; ExportBook.chapter_level)."""
     blocks = blocks_of(markdown)
-    if blocks and blocks[0].kind == "heading" and blocks[0].level <= 2:
+    if blocks and blocks[0].kind == "heading" and blocks[0].level <= chapter_level:
         return blocks[0]
     return None

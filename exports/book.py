@@ -68,6 +68,10 @@ class ExportBook:
     page_count: int  # included pages
     status: str  # the project's status (Complete, CompletedWithErrors, or in progress when partial)
     pages: Callable[[], Iterator[ExportPage]] = field(repr=False)  # a fresh iterator each call
+    # The heading level that starts a chapter at a page's top: 1 in a book with chapters set
+    # as level-1 headings (two pages or more start with one), where a level-2 heading at a
+    # page's top is a section; else 2 (a book titled `#` once, its chapters `##`).
+    chapter_level: int = 2
 
     @property
     def rtl(self) -> bool:

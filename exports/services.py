@@ -64,6 +64,7 @@ def book_for(*, project: Project) -> ExportBook:
         included.exclude(detected_source_language="").values_list("detected_source_language", flat=True)[:200]
     )
     source_language = project.source_language_override or (detected.most_common(1)[0][0] if detected else None)
+    level_one = included.filter(status=PageStatus.APPROVED, translation__startswith="# ").values_list("pk")[:2]
 
     def pages() -> Iterator[ExportPage]:
         fields = (
@@ -120,6 +121,7 @@ def book_for(*, project: Project) -> ExportBook:
         page_count=included.count(),
         status=project.status,
         pages=pages,
+        chapter_level=1 if len(level_one) == 2 else 2,
     )
 
 

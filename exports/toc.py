@@ -1,8 +1,8 @@
 """The book's table of contents, shared by every renderer that has navigation (Epub's nav
 and NCX, the Docx contents, the Pdf outline, the Html contents list).
 
-A chapter starts at a page whose first block is a level-1/2 heading (or every
-`pages_per_chapter` pages; see `ChapterCutter`). Inside a chapter, every other heading down
+A chapter starts at a page whose first block is a chapter heading (`ExportBook.chapter_level`;
+or every `pages_per_chapter` pages, see `ChapterCutter`). Inside a chapter, every other heading down
 to `TOC_DEPTH` (`###`) is a section of the contents, nested under the nearest heading before
 it of a higher level (a smaller number), or directly under its chapter. A heading inside a
 chapter at the chapter heading's own level or above (a chapter-sized "Table of Contents"

@@ -44,11 +44,11 @@ def source_paragraphs(text: str, language: str | None) -> list[str]:
     return paragraphs
 
 
-def chapter_heading(blocks: list[Block]) -> Block | None:
+def chapter_heading(blocks: list[Block], *, chapter_level: int = 2) -> Block | None:
     """`exports.blocks.first_heading` for a page already parsed: its first block when
-    that is a level-1/2 heading (a chapter start). Parsing is most of a renderer's time,
-    so each page is parsed once."""
-    if blocks and blocks[0].kind == "heading" and blocks[0].level <= 2:
+    that is a heading of `chapter_level` or above (a chapter start). Parsing is most of a
+    renderer's time, so each page is parsed once."""
+    if blocks and blocks[0].kind == "heading" and blocks[0].level <= chapter_level:
         return blocks[0]
     return None
 
@@ -84,7 +84,7 @@ def interleave(source: list[str], units: list[list[Block]]) -> list[tuple[list[s
 @dataclass
 class ChapterCutter:
     """Decides, page by page as the book streams, where chapters start: at every page
-    whose first block is a level-1/2 heading (`first_heading`); until the book's first
+    whose first block is a chapter heading (`chapter_heading`); until the book's first
     such heading, also every `pages_per_chapter` pages (so a book without headings is
     cut evenly, and front matter before the first heading too); and a chapter never
     runs past max(CHAPTER_PAGE_LIMIT, pages_per_chapter) pages."""

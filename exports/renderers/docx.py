@@ -8,7 +8,7 @@ page it runs over; see `_docx_table`).
 Right-to-left languages get right-to-left paragraphs and runs and a right-to-left
 section; complex scripts (Arabic, Hebrew, Devanagari...) their complex-script language
 and bold/italic; Chinese, Japanese and Korean an East Asian font and language (see
-`_docx_script`). A chapter (a page whose first block is a level-1/2 heading) starts on a
+`_docx_script`). A chapter (a page whose first block is a chapter heading) starts on a
 new page.
 
 Contents: the title is followed by a table of contents, Word's TOC field over Heading 1-3
@@ -290,7 +290,7 @@ class _DocxWriter:
     def page(self, page: ExportPage) -> None:
         blocks = blocks_of(xml_safe(page.translation)) if page.translated else []
         self._heading_ids = HeadingIds(page.index)
-        if self._pages_written and chapter_heading(blocks) is not None:
+        if self._pages_written and chapter_heading(blocks, chapter_level=self._book.chapter_level) is not None:
             self._break_pending = True  # a chapter starts on a new page
         self._pages_written += 1
         if self._options.page_markers:

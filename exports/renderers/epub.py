@@ -7,7 +7,7 @@ The navigation and the NCX list the chapters and, nested under each, its section
 headings inside it down to `###` (`exports.toc`), each linking to its heading's id in the
 chapter's XHTML (`chapter-0003.xhtml#p41-h2`), titled with the translation's heading text.
 
-Chapters start at pages whose first block is a level-1/2 heading, or every
+Chapters start at pages whose first block is a chapter heading, or every
 `pages_per_chapter` pages in a book without them (see `ChapterCutter`). Arabic, Hebrew
 and the other right-to-left languages get `dir="rtl"` and a right-to-left page
 progression. A bilingual export interleaves each source paragraph, in its own language
@@ -197,7 +197,7 @@ class EpubRenderer:
             cutter = ChapterCutter(options.pages_per_chapter)
             for page in book.pages():
                 blocks = blocks_of(xml_safe(page.translation)) if page.translated else []
-                heading = chapter_heading(blocks)
+                heading = chapter_heading(blocks, chapter_level=book.chapter_level)
                 starts = cutter.starts_chapter(heading)
                 if starts:
                     writer.start(

@@ -8,7 +8,7 @@ start and their sections (the headings inside a chapter down to `###`, nested as
 format's contents: `exports.toc`), keeping only their titles, and writes the table of
 contents, each chapter's sections in an `<ol>` under it linking to their headings' ids; the
 second writes the pages, the headings with those ids. A chapter
-starts at a page whose first block is a level-1/2 heading (`first_heading`); a book without
+starts at a page whose first block is a chapter heading (`first_heading`); a book without
 any is cut every `options.pages_per_chapter` pages, and pages before the first heading form
 a chapter of their own. Both passes decide chapter starts with the same function, so the
 contents' links and the sections' ids agree.
@@ -38,11 +38,11 @@ class _Chapters:
     ranges: list[tuple[int, int]] = field(default_factory=list)  # no headings: every N pages
 
 
-def _chapter_title(page: ExportPage) -> str | None:
+def _chapter_title(page: ExportPage, *, chapter_level: int) -> str | None:
     """The heading that starts a chapter at this page, if any ("" for an empty heading)."""
     if not page.translated:
         return None
-    heading = first_heading(page.translation)
+    heading = first_heading(page.translation, chapter_level=chapter_level)
     return None if heading is None else heading.text.strip()
 
 
@@ -114,7 +114,7 @@ class HtmlRenderer:
 
         for position, page in enumerate(book.pages()):
             blocks = blocks_of(page.translation) if page.translated else []
-            heading = chapter_heading(blocks)
+            heading = chapter_heading(blocks, chapter_level=book.chapter_level)
             if heading is not None:
                 if open_chapter is not None:
                     entry(*open_chapter)
@@ -152,7 +152,7 @@ class HtmlRenderer:
         for position, page in enumerate(book.pages()):
             html: list[str] = []
             heading_id = None
-            title = _chapter_title(page) if chapters.by_heading else None
+            title = _chapter_title(page, chapter_level=book.chapter_level) if chapters.by_heading else None
             if title is not None or (position == 0 if chapters.by_heading else position % per_chapter == 0):
                 if number:
                     html.append("</section>\n")

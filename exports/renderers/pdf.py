@@ -56,6 +56,7 @@ from reportlab.platypus import (
 
 from exports.blocks import Block, blocks_of, column_widths
 from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
+from exports.renderers._epub_docx_text import chapter_heading
 from exports.renderers._pdf_fonts import ensure_fonts, family
 from exports.renderers._pdf_text import Span, TextStyle, code_spaces_kept, text_flowable
 from exports.toc import ChapterSections, page_sections
@@ -346,7 +347,7 @@ class _Story:
 
     def _page(self, page: ExportPage) -> Iterator[Flowable]:
         blocks = blocks_of(page.translation) if page.translated else []
-        opens_chapter = bool(blocks) and blocks[0].kind == "heading" and blocks[0].level <= 2
+        opens_chapter = chapter_heading(blocks, chapter_level=self.book.chapter_level) is not None
         if opens_chapter:
             if self.sheet_has_content:
                 yield PageBreak()

@@ -23,6 +23,7 @@ from lxml import etree
 
 from exports.book import ExportBook, ExportOptions, ExportPage
 from exports.labels import labels_for
+from exports.services import book_for
 from projects.models import PageStatus, ProjectStatus
 from tests.exports.books import render_bytes
 from tests.exports.test_epub import EPUBCHECK, assert_epubcheck_passes
@@ -249,12 +250,13 @@ def test_bilingual_files_keep_the_same_contents(user, auth_client):
     assert titles(xhtml_list(html.find("./body/nav/ol"), namespace="")) == SECTIONS
 
 
-def in_memory_book(pages: list[str], *, language: str = "en") -> ExportBook:
+def in_memory_book(pages: list[str], *, language: str = "en", chapter_level: int = 2) -> ExportBook:
     def page_iter() -> Iterator[ExportPage]:
         for index, markdown in enumerate(pages, start=1):
             yield ExportPage(index, True, markdown, "", False, "", f"p/{index}.png")
 
-    return ExportBook("id", "Book", language, "en", datetime(2026, 1, 1, tzinfo=UTC), len(pages), "Complete", page_iter)
+    created = datetime(2026, 1, 1, tzinfo=UTC)
+    return ExportBook("id", "Book", language, "en", created, len(pages), "Complete", page_iter, chapter_level)
 
 
 def contents_of(export_format: str, book: ExportBook, options: ExportOptions, tmp_path: Path) -> Tree:
@@ -352,3 +354,38 @@ def test_a_real_manual_gets_nested_sections_that_lead_to_their_headings(user, au
     assert {"3.2.", "3.3."} <= set(numbered)  # the sections after it stay the chapter's
     if EPUBCHECK is not None:
         assert_epubcheck_passes(data, tmp_path)
+
+
+CHAPTERS_AND_A_SECTION_AT_A_PAGE_TOP = [
+    "# One\n\nText.",
+    "## 1.1 At the top of a page\n\nText.",
+    "# Two\n\nText.\n\n## 2.1 Inside\n\nText.",
+]
+
+
+@needs_tools
+@pytest.mark.parametrize("export_format", ["Epub", "Html", "Pdf"])
+def test_in_a_book_of_level_1_chapters_a_level_2_heading_at_a_page_top_is_a_section(
+    export_format: str, tmp_path: Path
+) -> None:
+    book = in_memory_book(CHAPTERS_AND_A_SECTION_AT_A_PAGE_TOP, chapter_level=1)
+    assert contents_of(export_format, book, ExportOptions(), tmp_path) == [
+        ("One", [("1.1 At the top of a page", [])]),
+        ("Two", [("2.1 Inside", [])]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("translations", "level"),
+    [
+        (CHAPTERS_AND_A_SECTION_AT_A_PAGE_TOP, 1),  # two pages start with `#`
+        (["# The book's title", "## Chapter one\n\nText.", "## Chapter two\n\nText."], 2),  # `#` once
+        (["Text.", "## Chapter one", "Text.\n\n# Mid-page"], 2),
+    ],
+)
+def test_the_book_cuts_chapters_at_level_1_when_two_pages_start_with_one(translations: list[str], level: int) -> None:
+    project = ProjectFactory()
+    for translation in translations:
+        pages_add(project, 1, status=PageStatus.APPROVED, translation=translation)
+    pages_add(project, 1, status=PageStatus.FAILED, translation="# Not a translated page")
+    assert book_for(project=project).chapter_level == level

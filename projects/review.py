@@ -22,15 +22,21 @@ RESUMABLE_AFTER_REJECT = (
 
 def page_approve(*, project: Project, page: Page) -> Page:
     """Keeps a page's translation: an Approved page stays so; a Failed page that has a
-    translation (it failed the completeness check) becomes Approved, uncharged."""
+    translation (it failed the completeness check) becomes Approved, uncharged. Either way
+    its review flags are cleared: someone looked at the page and kept it, so it no longer
+    counts as flagged for review."""
     with transaction.atomic():
         locked = Page.objects.select_for_update().get(pk=page.pk, project=project)
         if locked.status == PageStatus.APPROVED:
+            if locked.review_flags:
+                locked.review_flags, locked.updated_at = [], timezone.now()
+                locked.save(update_fields=["review_flags", "updated_at"])
             return locked
         if locked.status != PageStatus.FAILED or not locked.translation:
             raise Conflict("Only a translated page can be approved.", code="page_not_reviewable")
         locked.status, locked.failure_reason, locked.updated_at = PageStatus.APPROVED, "", timezone.now()
-        locked.save(update_fields=["status", "failure_reason", "updated_at"])
+        locked.review_flags = []
+        locked.save(update_fields=["status", "failure_reason", "review_flags", "updated_at"])
         return locked
 
 

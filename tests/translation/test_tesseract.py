@@ -158,7 +158,8 @@ def test_a_blank_scan_is_blank_not_flagged(faq):
 
 def test_the_flag_reaches_the_page_its_review_package_and_the_status_view(user, auth_client, settings, faq):
     """A real translation with the local engine of a two-page scan: a readable page and one
-    blurred beyond reading. Both are Approved; the blurred one says why it needs a look."""
+    blurred beyond reading. Both are Approved; the blurred one says why it needs a look, until
+    someone approves it."""
     if shutil.which("apertium") is None:
         pytest.skip("apt-get install apertium apertium-eng-spa (scripts/lib.sh installs them)")
     settings.TRANSLATION_ENGINE = "local"
@@ -203,3 +204,8 @@ def test_the_flag_reaches_the_page_its_review_package_and_the_status_view(user, 
         for line in block["lines"]
         for span in line["spans"]
     )
+
+    # Someone looks at the flagged page and keeps it: it is no longer flagged.
+    approved = auth_client.post(f"/v1/projects/{project_id}/pages/{pages[1]['id']}/approve")
+    assert (approved.status_code, approved.json()["status"], approved.json()["reviewFlags"]) == (200, "Approved", [])
+    assert auth_client.get(f"/v1/projects/{project_id}/status").json()["progress"]["flaggedPages"] == 0

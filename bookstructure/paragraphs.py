@@ -60,6 +60,7 @@ _LEADERS = re.compile(r"(?:(?:\.\s?){4,}\s*(?:\d+|[ivxlc]+)|(?:\.\s?){6,})$")
 _FOOTNOTE_MARK = re.compile(r"\d{1,3}|[*\u2020\u2021]")
 _SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
 _LEADER_DOTS = re.compile(r"\s*(?:\.\s?){4,}\s*")
+_CODE_SPANS_MET = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
 _SECTION_NUMBER = re.compile(r"(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
 
 
@@ -305,6 +306,8 @@ def _paragraph(draft: _Draft, *, vocabulary: Vocabulary, words: WordList) -> Par
         markdown = code_block(draft.lines)
     else:
         inline = lines_join([line.markdown or line.text for line in draft.lines], vocabulary=vocabulary, words=words)
+        # Code broken at a line's end is one code span (a line's own runs are one already).
+        inline = _CODE_SPANS_MET.sub(" ", inline)
         if _LEADERS.search(text):  # a contents line: its dot leaders are one ellipsis
             inline = _LEADER_DOTS.sub(" \u2026 ", inline).rstrip()
         if draft.kind is ParagraphKind.HEADING:

@@ -447,6 +447,12 @@ def test_a_page_reads_as_markdown_headings_code_lists_and_escaped_prose() -> Non
             block(130.0, spans("int main(void)", mono=True), spans("  return 0;", mono=True)),
             block(170.0, spans("\u2022 an item")),
             block(190.0, spans("1. not a list, a sentence.")),
+            # code broken at a line's end is one code span
+            block(
+                210.0,
+                [*spans("It fills"), *spans("dest[0 ..", mono=True)],
+                [*spans("*destLen-1]", mono=True), *spans("in place.")],
+            ),
         ],
     }
 
@@ -457,7 +463,8 @@ def test_a_page_reads_as_markdown_headings_code_lists_and_escaped_prose() -> Non
         "Use `--fast` on a\\_b \\*files\\*.\n\n"
         "```\nint main(void)\nreturn 0;\n```\n\n"
         "- an item\n\n"
-        "1\\. not a list, a sentence."
+        "1\\. not a list, a sentence.\n\n"
+        "It fills `dest[0 .. *destLen-1]` in place."
     )
 
 

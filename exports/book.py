@@ -50,6 +50,7 @@ class ExportPage:
     image_key: str  # storage key of the page image (PNG)
     blank: bool = False  # translated, with nothing on it to translate: an empty page, shown as one
     failure_code: str = ""  # why it failed (Page.failure_code): the notice says it in the book's language
+    review_flags: tuple[str, ...] = ()  # why its translation needs a look though Approved (an OCR reading)
 
     @property
     def kept_source(self) -> str:

@@ -78,6 +78,7 @@ def book_for(*, project: Project) -> ExportBook:
             "image_key",
             "structured",
             "source_markdown",
+            "review_flags",
         )
         last = 0
         while True:
@@ -95,6 +96,7 @@ def book_for(*, project: Project) -> ExportBook:
                 image_key,
                 structured,
                 source_markdown,
+                review_flags,
             ) in chunk:
                 translated = status == PageStatus.APPROVED and bool(translation.strip())
                 # A page read with its layout keeps its body as Markdown: its text, as text.
@@ -109,6 +111,7 @@ def book_for(*, project: Project) -> ExportBook:
                     failure_code=failure_code,
                     image_key=image_key,
                     blank=status == PageStatus.APPROVED and not translated,
+                    review_flags=tuple(review_flags),
                 )
             last = chunk[-1][0]
 
@@ -319,6 +322,7 @@ def archive_write(*, project: Project, book: ExportBook, options: ExportOptions,
                     "failed": page.failed,
                     "failureCode": page.failure_code or None,
                     "failureReason": page.failure_reason,
+                    "reviewFlags": list(page.review_flags),
                     "image": image or None,
                 }
             )

@@ -66,7 +66,11 @@ def book_in(owner, language: str, pages: int):  # type: ignore[no-untyped-def]
     project.pages.filter(index=FAILED_PAGE).update(
         status=PageStatus.FAILED, translation="", failure_reason="the engine timed out", failure_code="engine_error"
     )
+    project.pages.filter(index=1).update(review_flags=[FLAG])
     return project
+
+
+FLAG = "Low OCR confidence: the words were read with 52% confidence on average."
 
 
 def plain(markdown: str) -> list[str]:
@@ -110,6 +114,7 @@ def test_the_archive_holds_every_format_the_images_and_a_manifest(
         "the engine timed out",
     )
     assert all(page["image"] == f"images/page-{page['index']:05d}.png" for page in manifest["pages"])
+    assert [page["reviewFlags"] for page in manifest["pages"]] == [[FLAG]] + [[]] * (pages - 1)
 
     labels = labels_for(language)  # the notice is in the book's language
     notice = labels.failed.format(index=FAILED_PAGE, reason=labels.reason("engine_error"))

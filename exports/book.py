@@ -88,14 +88,15 @@ class ExportBook:
         return labels_for(self.language)
 
 
-def page_notice(page: ExportPage, labels: Labels) -> str:
+def page_notice(page: ExportPage, labels: Labels, *, source_follows: bool = True) -> str:
     """The visible marker of a page without a translation (never silently dropped), in the
     book's language: a failed page says why (from its failure code) and that its original
-    text follows when it has one (`kept_source`)."""
+    text follows when it has one (`kept_source`) and it does follow (`source_follows`; in a
+    bilingual file the original stands beside the notice, in its own column or paragraph)."""
     if not page.failed:
         return f"[{labels.pending.format(index=page.index)}]"
     text = labels.failed.format(index=page.index, reason=labels.reason(page.failure_code))
-    if page.kept_source:
+    if page.kept_source and source_follows:
         text += labels.sentence_gap + labels.kept
     return f"[{text}]"
 

@@ -121,10 +121,10 @@ def source_html(text: str) -> str:
     )
 
 
-def notice_html(book: ExportBook, page: ExportPage) -> str:
+def notice_html(book: ExportBook, page: ExportPage, *, source_follows: bool = True) -> str:
     """The visible notice of a failed or untranslated page, in the book's language."""
     direction = "rtl" if book.rtl else "ltr"
     return (
         f'<p class="page-notice" role="note" lang="{escape(book.language)}" dir="{direction}">'
-        f"{escape(page_notice(page, book.labels))}</p>\n"
+        f"{escape(page_notice(page, book.labels, source_follows=source_follows))}</p>\n"
     )

@@ -296,7 +296,8 @@ class _DocxWriter:
         if self._options.page_markers:
             self._paragraph(MARKER_STYLE, self._script, (Run(f"— {page.index} —"),))
         if page_shows_notice(page):
-            self._paragraph(NOTICE_STYLE, self._script, (Run(page_notice(page, self._book.labels)),))
+            notice = page_notice(page, self._book.labels, source_follows=not self._options.bilingual)
+            self._paragraph(NOTICE_STYLE, self._script, (Run(notice),))
         if not self._options.bilingual:
             for text in source_paragraphs(page.kept_source, self._book.source_language):  # a failed page's
                 self._paragraph(SOURCE_STYLE, self._source_script, (Run(text),))

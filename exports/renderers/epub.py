@@ -159,7 +159,8 @@ def _page_xhtml(book: ExportBook, options: ExportOptions, page: ExportPage, bloc
     if options.page_markers:
         parts.append(page_marker_xhtml(page.index))
     if page_shows_notice(page):
-        parts.append(notice_xhtml(page_notice(page, book.labels), language=book.language, rtl=book.rtl))
+        notice = page_notice(page, book.labels, source_follows=not options.bilingual)
+        parts.append(notice_xhtml(notice, language=book.language, rtl=book.rtl))
     if page.kept_source and not options.bilingual:  # a failed page keeps its original text
         parts.extend(
             source_xhtml(text, language=book.source_language, rtl=book.source_rtl, css_class="untranslated")

@@ -195,7 +195,7 @@ class HtmlRenderer:
                 heading_ids=HeadingIds(page.index),
             )
         else:
-            text = notice_html(book, page) if page_shows_notice(page) else ""
+            text = notice_html(book, page, source_follows=not options.bilingual) if page_shows_notice(page) else ""
         if not options.bilingual:
             if page.kept_source:  # a failed page keeps its original text, marked as untranslated
                 text += (

@@ -367,7 +367,7 @@ class _Story:
             return
         if not page.translated:
             if self.options.bilingual and page.source_text.strip():
-                yield self._columns(self._source_flowables(page), [self._notice(page)])
+                yield self._columns(self._source_flowables(page), [self._notice(page, source_follows=False)])
             else:
                 yield self._notice(page)
                 yield from self._source_flowables(page, page.kept_source, UNTRANSLATED)  # its original text
@@ -469,8 +469,8 @@ class _Story:
         table.setStyle(TableStyle(commands))
         return table
 
-    def _notice(self, page: ExportPage) -> Flowable:
-        flowable = self._text([Span(page_notice(page, self.book.labels))], NOTICE)
+    def _notice(self, page: ExportPage, *, source_follows: bool = True) -> Flowable:
+        flowable = self._text([Span(page_notice(page, self.book.labels, source_follows=source_follows))], NOTICE)
         assert flowable is not None  # a notice always has text
         return flowable
 

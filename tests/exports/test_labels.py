@@ -6,8 +6,10 @@ the source language. Read back from every format for a Spanish, an Arabic and a 
 
 from __future__ import annotations
 
+import html
 import io
 import re
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -215,3 +217,34 @@ def test_pdf_outline_notices_and_subject_are_in_the_books_language(language: str
     assert_contains_text(text, EXPECTED[language]["pending"])
     assert ENGINE_WORDS not in text
     assert pdf_info(pdf)["Subject"].strip() == f"{labels_for(language).translation} ({language})"
+
+
+def _bilingual_text(export_format: str, data: bytes, tmp_path: Path) -> str:
+    """The words of a bilingual file, as a reader reads them."""
+    if export_format == "Pdf":
+        pdf = tmp_path / "book.pdf"
+        pdf.write_bytes(data)
+        return text_of(pdf)
+    if export_format == "Html":
+        return _text(assert_valid_document(data))
+    entries = ("word/document.xml",) if export_format == "Docx" else ()
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = entries or tuple(name for name in archive.namelist() if name.endswith(".xhtml"))
+        markup = " ".join(archive.read(name).decode() for name in names)
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+@needs_tools
+@pytest.mark.parametrize("export_format", ["Html", "Epub", "Docx", "Pdf"])
+def test_a_bilingual_file_does_not_say_the_original_follows_where_it_stands_beside(
+    export_format: str, tmp_path: Path
+) -> None:
+    """In a bilingual file the failed page's original is in its own column or paragraph,
+    so its notice does not announce it as following."""
+    labels = labels_for("es")
+    data = render_bytes(export_format, labelled_book("es"), ExportOptions(bilingual=True, partial=True))
+    text = " ".join(_bilingual_text(export_format, data, tmp_path).split())
+
+    assert "No se pudo traducir la página 3" in text
+    assert labels.kept not in text
+    assert SOURCE.split(".")[0] in text  # the original, in its column (a Pdf's two columns interleave)

@@ -247,12 +247,12 @@ def project_pause_for_credit(*, owner: User, project_id: uuid.UUID | str) -> boo
 
 
 def projects_resume_for_credit(*, user_id: uuid.UUID) -> list[Job]:
-    """Credit landed, or the spending ceiling gave room: every book of the owner paused for
-    credit continues where it paused (when the wallet now covers its next batch)."""
+    """Credit landed, a hold freed credit, or the spending ceiling gave room: the owner's
+    books paused for credit continue where they paused, in the order they paused, as far
+    as the credit goes (a book whose next batch the wallet does not cover stays paused)."""
     queued = []
-    for project_id in Project.objects.filter(owner_id=user_id, status=ProjectStatus.PAUSED_NEEDS_CREDIT).values_list(
-        "pk", flat=True
-    ):
+    paused = Project.objects.filter(owner_id=user_id, status=ProjectStatus.PAUSED_NEEDS_CREDIT)
+    for project_id in paused.order_by("status_changed_at", "created_at").values_list("pk", flat=True):
         with transaction.atomic():
             project = Project.objects.select_for_update().get(pk=project_id)
             if project.status == ProjectStatus.PAUSED_NEEDS_CREDIT:

@@ -173,6 +173,13 @@ def _sync(target: Hold, source: Hold) -> None:
         setattr(target, field, getattr(source, field))
 
 
+def _room_grew_on_commit(*, wallet: Wallet) -> None:
+    """Spendable credit rose without new credit (a hold released, or settled below its
+    amount): books paused for credit may start now."""
+    user_id = wallet.user_id
+    transaction.on_commit(lambda: spending_room_grew.send(sender=Wallet, user_id=user_id))
+
+
 def hold_settle(*, hold: Hold, amount: Decimal, memo: str = "") -> LedgerEntry | None:
     """Charges min(amount, hold.amount) and releases the rest: a charge never exceeds its
     hold. Exactly once: settling a settled hold returns the first charge and changes
@@ -205,6 +212,8 @@ def hold_settle(*, hold: Hold, amount: Decimal, memo: str = "") -> LedgerEntry |
         locked.charge_entry = entry
         locked.resolved_at = timezone.now()
         locked.save(update_fields=["state", "settled_amount", "charge_entry", "resolved_at"])
+        if charge < locked.amount:
+            _room_grew_on_commit(wallet=wallet)
         _sync(hold, locked)
         return entry
 
@@ -228,6 +237,8 @@ def hold_release(*, hold: Hold, memo: str = "") -> Hold:
             locked.state = HoldState.RELEASED
             locked.resolved_at = timezone.now()
             locked.save(update_fields=["state", "resolved_at"])
+            if locked.amount > 0:
+                _room_grew_on_commit(wallet=wallet)
         _sync(hold, locked)
         return locked
 

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import ApiKey, Scope, User
+from accounts.signals import api_key_revoked
 from core.errors import ServiceError, ValidationFailed
 
 SECRET_PREFIX = "svc_sk_live_"  # noqa: S105  (a public prefix, not a secret)
@@ -136,12 +137,15 @@ def api_key_create(
 
 
 def api_key_revoke(*, key: ApiKey) -> ApiKey:
-    """Revoke at once. Idempotent: revoking a revoked key keeps its first revocation time."""
+    """Revoke at once. Idempotent: revoking a revoked key keeps its first revocation time.
+    Every call announces it (accounts.signals.api_key_revoked), so revoking again also
+    closes hub sockets that a lost first announcement left open."""
     with transaction.atomic():
         key = ApiKey.objects.select_for_update().get(pk=key.pk)
         if key.revoked_at is None:
             key.revoked_at = timezone.now()
             key.save(update_fields=["revoked_at"])
+        api_key_revoked.send(sender=ApiKey, key=key)
     return key
 
 

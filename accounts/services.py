@@ -14,7 +14,7 @@ from django.utils import timezone
 from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts.models import ApiKey, ExternalIdentity, User, email_normalize
-from accounts.signals import account_closing
+from accounts.signals import account_closing, password_changed
 from core.errors import ServiceError, ValidationFailed
 from core.models import IdempotencyRecord
 from core.storage import storage_delete_on_commit
@@ -132,7 +132,9 @@ def password_change(*, user: User, current_password: str, new_password: str) -> 
         raise ValidationFailed({"currentPassword": ["The current password is wrong."]})
     _password_validate(new_password, user=user, field="newPassword")
     user.set_password(new_password)
-    user.save(update_fields=["password"])
+    with transaction.atomic():
+        user.save(update_fields=["password"])
+        password_changed.send(sender=User, user=user)
     return user
 
 

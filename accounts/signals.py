@@ -10,8 +10,17 @@ wallet/signals.py does for credit).
 
 A receiver that raises refuses the deletion: the transaction rolls back and nothing
 changes. Files and hub closes wait for the commit.
+
+- `api_key_revoked`: an API key was revoked (accounts.api_keys.api_key_revoke), sent
+  inside the revocation's transaction with `key` (again when revoked again).
+- `password_changed`: an account's password changed, so every JWT issued before is void
+  (accounts.services.password_change), sent inside its transaction with `user`.
+
+The hub (webhooks/receivers.py) closes the sockets that held the credential once committed.
 """
 
 from django.dispatch import Signal
 
 account_closing = Signal()
+api_key_revoked = Signal()
+password_changed = Signal()

@@ -168,6 +168,13 @@ WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+# Where uploaded files are spooled (empty: the system's temporary folder); each spool file is
+# named after its process, so the files of a process that died are swept (core/uploads.py).
+FILE_UPLOAD_TEMP_DIR = env.str("FILE_UPLOAD_TEMP_DIR", default="") or None
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "core.uploads.OwnedTemporaryFileUploadHandler",
+]
 
 # --- Accounts -------------------------------------------------------------------------
 
@@ -551,7 +558,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "normalize-stale-requeue": {"task": "projects.tasks.normalize_stale_requeue", "schedule": 120.0},
     "jobs-stale-requeue": {"task": "projects.tasks.jobs_stale_requeue", "schedule": 30.0},
     "jobs-queued-redispatch": {"task": "projects.tasks.jobs_queued_redispatch", "schedule": 60.0},
+    "uploads-orphaned-purge": {"task": "projects.tasks.uploads_orphaned_purge", "schedule": 3600.0},
     "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
+    "upload-temporary-files-sweep": {"task": "core.tasks.upload_temporary_files_sweep", "schedule": 900.0},
     "crypto-pending-reconcile": {"task": "wallet.tasks.crypto_pending_reconcile", "schedule": 300.0},
     # Books paused by the monthly spending ceiling continue when a new month (UTC) begins.
     "spending-month-begin": {
@@ -575,6 +584,10 @@ CHANNEL_LAYERS = {
         },
     }
 }
+# Each hub connection checks its credential again this often (besides at once when it is
+# revoked or a password changes): it bounds how long a socket outlives a revocation whose
+# announcement was lost (docs/hub.md).
+HUB_CREDENTIAL_RECHECK_SECONDS = env.int("HUB_CREDENTIAL_RECHECK_SECONDS", default=300)
 
 # --- Security -------------------------------------------------------------------------
 

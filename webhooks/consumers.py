@@ -5,6 +5,12 @@ current status by subscribing to it, and can ping.
 Client messages: {"type": "subscribe", "projectId": ...} (answered with a project.status
 message carrying the status view, or an error), {"type": "unsubscribe", "projectId": ...}
 (answered with unsubscribed), {"type": "ping"} (answered with pong).
+
+A connection lasts no longer than its credential: it is closed with 4401 when its API key
+is revoked or its JWT voided by a password change (told through the channel layer,
+webhooks/receivers.py), when the credential expires (a timer), and when a check finds the
+credential no longer good: at each `subscribe` and every HUB_CREDENTIAL_RECHECK_SECONDS,
+which make up for an announcement that was lost.
 """
 
 from __future__ import annotations
@@ -12,12 +18,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 from collections import deque
 from datetime import datetime
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 from django.utils import timezone
 from djangorestframework_camel_case.util import camelize
 
@@ -26,7 +34,7 @@ from projects.selectors import project_get_for_owner
 from projects.serializers import StatusViewSerializer
 from projects.status_view import status_view_for
 from webhooks.events import json_safe
-from webhooks.hub import HUB_EVENT, owner_group, project_group
+from webhooks.hub import HUB_EVENT, api_key_group, jwt_group, owner_group, project_group
 from webhooks.hub_auth import CLOSE_UNAUTHENTICATED, HubIdentity, HubRefused, hub_authenticate
 
 logger = logging.getLogger(__name__)
@@ -52,13 +60,21 @@ def error_message(code: str, detail: str, **extra: Any) -> dict[str, Any]:
     return {"type": "error", "data": {"code": code, "detail": detail, **extra}}
 
 
+def identity_groups(identity: HubIdentity) -> list[str]:
+    """The groups a connection is in from its accept: its account's, and its credential's
+    (the API key's own, or the account's JWT connections')."""
+    credential = api_key_group(identity.api_key.pk) if identity.api_key is not None else jwt_group(identity.user.pk)
+    return [owner_group(identity.user.pk), credential]
+
+
 class HubConsumer(AsyncJsonWebsocketConsumer):
     identity: HubIdentity | None = None
+    closing = False  # the close is sent: nothing more goes out
 
     async def connect(self) -> None:
         self.subscriptions: set[str] = set()
         self.recent_event_ids: deque[str] = deque(maxlen=RECENT_EVENT_IDS)
-        self.expiry_task: asyncio.Task[None] | None = None
+        self.watch_task: asyncio.Task[None] | None = None
         try:
             identity = await database_sync_to_async(hub_authenticate)(self.scope)
         except HubRefused as refused:
@@ -67,24 +83,23 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()
             await self.close(code=refused.close_code, reason=refused.reason)
             return
-        await self.channel_layer.group_add(owner_group(identity.user.pk), self.channel_name)
+        for group in identity_groups(identity):
+            await self.channel_layer.group_add(group, self.channel_name)
         self.identity = identity
         await self.accept()
-        if identity.expires_at is not None:
-            reason = "api_key_expired" if identity.api_key is not None else "token_expired"
-            self.expiry_task = asyncio.create_task(self._close_when_expired(identity.expires_at, reason))
+        self.watch_task = asyncio.create_task(self._watch_credential(identity))
 
     async def disconnect(self, code: int) -> None:
-        if self.expiry_task is not None:
-            self.expiry_task.cancel()
+        if self.watch_task is not None:
+            self.watch_task.cancel()
         if self.identity is None:
             return
-        for group in [owner_group(self.identity.user.pk), *self.subscriptions]:
+        for group in [*identity_groups(self.identity), *self.subscriptions]:
             await self.channel_layer.group_discard(group, self.channel_name)
         self.subscriptions.clear()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
-        if self.identity is None:  # refused, and the close is on its way
+        if self.identity is None or self.closing:  # refused or ended, and the close is on its way
             return
         try:
             content = json.loads(text_data) if text_data is not None else None
@@ -121,7 +136,7 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
     async def hub_event(self, message: dict[str, Any]) -> None:
         """An event of the bus (webhooks.hub.hub_broadcast), sent on once per connection."""
         event = message["event"]
-        if event["id"] in self.recent_event_ids:
+        if self.closing or event["id"] in self.recent_event_ids:
             return
         self.recent_event_ids.append(event["id"])
         await self.send_json(event)
@@ -129,10 +144,18 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
     async def hub_close(self, message: dict[str, Any]) -> None:
         """The account's access ended (webhooks.hub.hub_owner_disconnect): close with the
         code and reason given."""
-        await self.close(code=message["code"], reason=message["reason"])
+        await self._end(code=message["code"], reason=message["reason"])
+
+    async def hub_credential_check(self, message: dict[str, Any]) -> None:
+        """The connection's credential may have been revoked (webhooks.hub.hub_credential_check):
+        check it again, and close if it no longer holds. Messages are handled one at a
+        time, so no event sent after the revocation goes out before this closes."""
+        await self._credential_holds()
 
     async def _subscribe(self, project_id: object) -> None:
         assert self.identity is not None
+        if not await self._credential_holds():
+            return
         if not isinstance(project_id, str):
             await self.send_json(error_message("validation_error", "projectId: a project id is required."))
             return
@@ -167,7 +190,42 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
             self.subscriptions.discard(group)
         await self.send_json({"type": "unsubscribed", "data": {"projectId": project_id}})
 
-    async def _close_when_expired(self, expires_at: datetime, reason: str) -> None:
-        """A connection lasts no longer than its credential (a JWT's 12 hours)."""
-        await asyncio.sleep(max(0.0, (expires_at - timezone.now()).total_seconds()))
-        await self.close(code=CLOSE_UNAUTHENTICATED, reason=reason)
+    async def _credential_holds(self) -> bool:
+        """Whether the connection's credential is still good, as the API would judge it
+        now (one database read); if not, the connection is closed with the refusal's code
+        and reason (4401 api_key_revoked, token_revoked, account_disabled, ...)."""
+        if self.closing:
+            return False
+        try:
+            await database_sync_to_async(hub_authenticate)(self.scope)
+        except HubRefused as refused:
+            await self._end(code=refused.close_code, reason=refused.reason)
+            return False
+        return True
+
+    async def _watch_credential(self, identity: HubIdentity) -> None:
+        """Closes the connection when its credential expires (a JWT's 12 hours, a key's
+        expiry), and checks the credential again every HUB_CREDENTIAL_RECHECK_SECONDS (less
+        a random part, so that connections opened together do not all check at once)."""
+        interval = float(settings.HUB_CREDENTIAL_RECHECK_SECONDS)
+        while True:
+            wait = interval * random.uniform(0.75, 1.0)  # noqa: S311  (spreading load, not a secret)
+            if identity.expires_at is not None and _seconds_until(identity.expires_at) <= wait:
+                await asyncio.sleep(max(0.0, _seconds_until(identity.expires_at)))
+                reason = "api_key_expired" if identity.api_key is not None else "token_expired"
+                await self._end(code=CLOSE_UNAUTHENTICATED, reason=reason)
+                return
+            await asyncio.sleep(wait)
+            if not await self._credential_holds():
+                return
+
+    async def _end(self, *, code: int, reason: str) -> None:
+        """Closes the connection once; nothing is sent after."""
+        if self.closing:
+            return
+        self.closing = True
+        await self.close(code=code, reason=reason)
+
+
+def _seconds_until(moment: datetime) -> float:
+    return (moment - timezone.now()).total_seconds()

@@ -23,10 +23,11 @@ from webhooks.events import Event
 
 logger = logging.getLogger(__name__)
 
-# The channel-layer message types; Channels dispatches them to HubConsumer.hub_event and
-# HubConsumer.hub_close.
+# The channel-layer message types; Channels dispatches them to HubConsumer.hub_event,
+# HubConsumer.hub_close and HubConsumer.hub_credential_check.
 HUB_EVENT = "hub.event"
 HUB_CLOSE = "hub.close"
+HUB_CREDENTIAL_CHECK = "hub.credential_check"
 # The close code of the connections of an account that was deleted (docs/hub.md).
 CLOSE_ACCOUNT_DELETED = 4410
 # A broadcast waits at most this long for the channel layer (a Redis that stopped
@@ -42,6 +43,16 @@ def owner_group(owner_id: uuid.UUID | str) -> str:
 def project_group(project_id: uuid.UUID | str) -> str:
     """The group of the connections subscribed to this book."""
     return f"project.{uuid.UUID(str(project_id)).hex}"
+
+
+def api_key_group(key_id: uuid.UUID | str) -> str:
+    """The group of the connections opened with this API key."""
+    return f"api_key.{uuid.UUID(str(key_id)).hex}"
+
+
+def jwt_group(owner_id: uuid.UUID | str) -> str:
+    """The group of this account's connections opened with a JWT."""
+    return f"jwt.{uuid.UUID(str(owner_id)).hex}"
 
 
 def hub_message(event: Event) -> dict[str, Any]:
@@ -67,6 +78,15 @@ def hub_owner_disconnect(*, owner_id: uuid.UUID | str, code: int, reason: str) -
     it once the change that ends the account's access has committed). Never raises."""
     if not _layer_send([owner_group(owner_id)], {"type": HUB_CLOSE, "code": code, "reason": reason}):
         logger.error("the hub connections of %s could not be told to close (%s)", owner_id, reason)
+
+
+def hub_credential_check(*, group: str) -> None:
+    """Tells the connections of a credential group (api_key_group, jwt_group) to check
+    their credential again now: those whose credential no longer holds close with 4401
+    and the API's problem code. Call it once the revocation has committed. Never raises;
+    a message that is lost is made up for by each connection's periodic re-check."""
+    if not _layer_send([group], {"type": HUB_CREDENTIAL_CHECK}):
+        logger.error("the hub connections of %s could not be told to check their credential", group)
 
 
 def _layer_send(groups: list[str], message: dict[str, Any]) -> bool:

@@ -12,21 +12,28 @@ from typing import Any
 import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.sync.client import ClientConnection, connect
+from websockets.sync.client import connect
 
 from accounts.api_keys import api_key_create
-from accounts.models import User
-from accounts.services import token_issue
 from projects.models import Project
 from tests.e2e.processes import Services
 from tests.factories import ProjectFactory, UserFactory, pages_add
+from tests.support.hub_client import (
+    DEADLINE,
+    assert_answers_pings,
+    hub_connect,
+    is_marker,
+    jwt,
+    marker_publish,
+    receive,
+    receive_until,
+)
 from wallet.models import EntryKind
 from wallet.services import wallet_credit
-from webhooks.events import WALLET_LOW_BALANCE, publish
+from webhooks.events import WALLET_LOW_BALANCE
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 
-DEADLINE = 60.0  # seconds a receive may wait before the test fails (a hang guard, not a timing check)
 PAGE_TEXT = "The lamp was lit before the guests arrived, and the house smelled of rain. " * 8
 
 
@@ -36,45 +43,12 @@ def server(services: Services) -> str:
     return services.api_server().removeprefix("http://")
 
 
-def hub_connect(address: str, *, query: str = "", headers: dict[str, str] | None = None) -> ClientConnection:
-    return connect(f"ws://{address}/v1/hub{query}", additional_headers=headers, proxy=None, open_timeout=DEADLINE)
-
-
-def jwt(user: User) -> str:
-    return token_issue(user=user).token
-
-
-def receive(hub: ClientConnection) -> Any:
-    return json.loads(hub.recv(timeout=DEADLINE))
-
-
-def receive_until(hub: ClientConnection, done: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
-    """Every message up to and including the first for which `done` is true."""
-    received: list[dict[str, Any]] = []
-    while not received or not done(received[-1]):
-        received.append(receive(hub))
-    return received
-
-
-def marker_publish(user: User, marker: str) -> None:
-    publish(WALLET_LOW_BALANCE, owner_id=user.pk, data={"marker": marker})
-
-
-def is_marker(marker: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda message: message["type"] == WALLET_LOW_BALANCE and message["data"] == {"marker": marker}
-
-
 def assert_refused(address: str, *, code: int, reason: str, **credential: Any) -> None:
     """The server closes the connection with `code` before sending any message."""
     with hub_connect(address, **credential) as hub, pytest.raises(ConnectionClosed) as closed:
         hub.recv(timeout=DEADLINE)
     assert closed.value.rcvd is not None
     assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (code, reason)
-
-
-def assert_answers_pings(hub: ClientConnection) -> None:
-    hub.send(json.dumps({"type": "ping"}))
-    assert receive(hub) == {"type": "pong", "data": {}}
 
 
 def test_the_hub_takes_the_apis_credentials_and_refuses_anything_else(server: str):

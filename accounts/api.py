@@ -175,8 +175,9 @@ class ApiKeyViewSet(viewsets.ViewSet):
         tags=["api-keys"],
         request=ApiKeyCreateInputSerializer,
         responses={201: ApiKeyCreatedSerializer, **problem_responses(400, 401, 403)},
-        description="Needs a JWT or a key with projects:write; a key cannot grant scopes it lacks. "
-        "The secret is in this response only.",
+        description="Needs a JWT or a key with projects:write. A key cannot grant scopes it lacks (403 "
+        "scope_not_held) nor create a key that outlives it (403 expiry_not_held: an expiring key must give "
+        "expiresInDays within its own remaining whole days). The secret is in this response only.",
     )
     def create(self, request: Request) -> Response:
         data = validated(ApiKeyCreateInputSerializer, request.data)

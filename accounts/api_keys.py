@@ -13,7 +13,7 @@ import hmac
 import secrets
 import zlib
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -98,6 +98,21 @@ def _scopes_validate(scopes: Iterable[str]) -> list[str]:
     return requested
 
 
+def _expiry_check_within(*, creator: ApiKey, expires_at: datetime | None, now: datetime) -> None:
+    """Refuse (403 expiry_not_held) a key that would outlive the key creating it."""
+    if creator.expires_at is None or (expires_at is not None and expires_at <= creator.expires_at):
+        return
+    whole_days_left = (creator.expires_at - now) // timedelta(days=1)
+    raise ServiceError(
+        "This API key cannot create a key that outlives it: it expires at "
+        f"{creator.expires_at.isoformat()}, so expiresInDays must be at most {whole_days_left}"
+        + (" (less than a day is left, so it cannot create keys)." if whole_days_left < 1 else "."),
+        code="expiry_not_held",
+        key_expires_utc=creator.expires_at,
+        max_expires_in_days=whole_days_left,
+    )
+
+
 def api_key_create(
     *,
     user: User,
@@ -108,7 +123,9 @@ def api_key_create(
 ) -> tuple[ApiKey, str]:
     """Mint a key; the raw secret is returned once and never stored.
 
-    A key created while authenticated with another key cannot hold scopes that key lacks.
+    A key created while authenticated with another key cannot hold scopes that key lacks,
+    nor outlive it: when that key expires, the new one must expire no later (a key
+    without expiry may be minted only by a JWT or a key without expiry).
     """
     granted = _scopes_validate(DEFAULT_SCOPES if scopes is None else scopes)
     if created_with is not None:
@@ -123,6 +140,9 @@ def api_key_create(
     if expires_in_days is not None and not 1 <= expires_in_days <= settings.API_KEY_MAX_EXPIRY_DAYS:
         raise ValidationFailed({"expiresInDays": [f"Must be between 1 and {settings.API_KEY_MAX_EXPIRY_DAYS}."]})
     now = timezone.now()
+    expires_at = now + timedelta(days=expires_in_days) if expires_in_days else None
+    if created_with is not None:
+        _expiry_check_within(creator=created_with, expires_at=expires_at, now=now)
     secret = secret_generate()
     key = ApiKey.objects.create(
         user=user,
@@ -131,7 +151,7 @@ def api_key_create(
         secret_hash=secret_hash(secret),
         scopes=granted,
         created_at=now,
-        expires_at=now + timedelta(days=expires_in_days) if expires_in_days else None,
+        expires_at=expires_at,
     )
     return key, secret
 

@@ -10,6 +10,13 @@ register(
 )
 register("scope_not_held", 403, "Scope not held", "An API key cannot create a key with scopes it does not hold itself.")
 register(
+    "expiry_not_held",
+    403,
+    "Expiry beyond the key's own",
+    "An API key that expires cannot create a key that expires later than it does, or never: "
+    "expiresInDays must be at most maxExpiresInDays (the whole days the key has left).",
+)
+register(
     "provider_unknown", 404, "Unknown identity provider", "No external identity provider with this name is configured."
 )
 register(

@@ -220,3 +220,39 @@ def test_last_used_moves_on_once_the_resolution_has_passed(user, key_client, set
     client.get("/v1/me")
 
     assert ApiKey.objects.get(user=user).last_used_at > first_use
+
+
+def key_client_expiring(user, *, days: int) -> tuple[ApiKey, APIClient]:  # type: ignore[no-untyped-def]
+    key, secret = api_key_create(user=user, name=f"{days}-day key", expires_in_days=days)
+    client = APIClient()
+    client.credentials(HTTP_X_API_KEY=secret)
+    return key, client
+
+
+@pytest.mark.parametrize("body", [{"name": "decade", "expiresInDays": 3650}, {"name": "forever"}])
+def test_an_expiring_key_cannot_mint_a_key_that_outlives_it(user, body):
+    key, client = key_client_expiring(user, days=1)
+
+    problem = assert_problem(client.post("/v1/api-keys", body, format="json"), 403, "expiry_not_held")
+
+    assert problem["maxExpiresInDays"] == 0
+    assert problem["keyExpiresUtc"] == key.expires_at.isoformat().replace("+00:00", "Z")
+    assert list(ApiKey.objects.filter(user=user)) == [key]
+
+
+def test_an_expiring_key_may_mint_keys_expiring_no_later_than_itself(user):
+    key, client = key_client_expiring(user, days=30)
+
+    within = client.post("/v1/api-keys", {"name": "shorter", "expiresInDays": 29}, format="json")
+    beyond = client.post("/v1/api-keys", {"name": "as long", "expiresInDays": 30}, format="json")
+
+    assert within.status_code == 201
+    assert ApiKey.objects.get(pk=within.json()["id"]).expires_at <= key.expires_at
+    assert assert_problem(beyond, 403, "expiry_not_held")["maxExpiresInDays"] == 29
+    assert ApiKey.objects.filter(user=user).count() == 2
+
+
+@pytest.mark.parametrize("body", [{"name": "decade", "expiresInDays": 3650}, {"name": "forever"}])
+def test_a_jwt_or_a_key_without_expiry_mints_keys_of_any_lifetime(user, auth_client, key_client, body):
+    assert auth_client.post("/v1/api-keys", body, format="json").status_code == 201
+    assert key_client(user).post("/v1/api-keys", body, format="json").status_code == 201

@@ -19,6 +19,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from asgiref.testing import ApplicationCommunicator
 from channels.routing import URLRouter
 from django.db import transaction
+from django.utils import timezone
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
@@ -28,7 +29,7 @@ from accounts.services import token_issue
 from config.websockets import websocket_urlpatterns
 from projects.events import status_changed_publish
 from projects.models import Project
-from tests.factories import ProjectFactory, UserFactory, pages_add
+from tests.factories import DEFAULT_PASSWORD, ProjectFactory, UserFactory, pages_add
 from webhooks.events import JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, WALLET_LOW_BALANCE, Event, publish
 from webhooks.hub import hub_broadcast
 from webhooks.hub_auth import redacted
@@ -187,6 +188,114 @@ def test_a_connection_is_closed_when_its_jwt_expires():
         await assert_open(communicator)
         closing = await communicator.receive_output(timeout=DEADLINE)
         assert closing == {"type": "websocket.close", "code": 4401, "reason": "token_expired"}
+
+    run(scenario())
+
+
+# --- A connection ends with its credential --------------------------------------------------
+
+
+def revoke_through_the_api(owner: User, key: ApiKey) -> int:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=bearer(owner)["Authorization"])
+    return client.delete(f"/v1/api-keys/{key.pk}").status_code
+
+
+def test_revoking_a_key_closes_the_connections_opened_with_it_and_no_other():
+    ada = UserFactory()
+    revoked, secret = api_key_create(user=ada, name="revoked", scopes=["projects:read"])
+    _, other_secret = api_key_create(user=ada, name="kept", scopes=["projects:read"])
+
+    async def scenario() -> None:
+        by_revoked, by_other, by_jwt = (
+            hub(headers={"X-Api-Key": secret}),
+            hub(headers={"X-Api-Key": other_secret}),
+            hub(headers=bearer(ada)),
+        )
+        for communicator in (by_revoked, by_other, by_jwt):
+            await assert_open(communicator)
+        assert await sync_to_async(revoke_through_the_api)(ada, revoked) == 204
+        await sync_to_async(marker_publish)(ada, "after")
+        closing = await by_revoked.receive_output(timeout=DEADLINE)
+        assert closing == {"type": "websocket.close", "code": 4401, "reason": "api_key_revoked"}
+        assert await by_revoked.receive_nothing(timeout=0.2)  # not the event sent after
+        for communicator in (by_other, by_jwt):
+            await assert_next_is_marker(communicator, "after")
+            await communicator.disconnect()
+
+    run(scenario())
+
+
+def test_revoking_a_key_again_closes_what_a_lost_first_announcement_left_open():
+    ada = UserFactory()
+    key, secret = api_key_create(user=ada, name="hub", scopes=["projects:read"])
+
+    async def scenario() -> None:
+        communicator = hub(headers={"X-Api-Key": secret})
+        await assert_open(communicator)
+        # Committed without its announcement, as when the revoking process dies in between.
+        await sync_to_async(ApiKey.objects.filter(pk=key.pk).update)(revoked_at=timezone.now())
+        await assert_open_still(communicator)  # nobody told it, and a ping checks nothing
+        assert await sync_to_async(revoke_through_the_api)(ada, key) == 204
+        closing = await communicator.receive_output(timeout=DEADLINE)
+        assert closing == {"type": "websocket.close", "code": 4401, "reason": "api_key_revoked"}
+
+    run(scenario())
+
+
+def test_a_password_change_closes_the_accounts_jwt_connections_only():
+    ada, bob = UserFactory(), UserFactory()
+    _, secret = api_key_create(user=ada, name="hub", scopes=["projects:read"])
+
+    def password_change() -> int:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=bearer(ada)["Authorization"])
+        body = {"currentPassword": DEFAULT_PASSWORD, "newPassword": "a-new-and-longer-passphrase"}
+        return client.post("/v1/me/password", body, format="json").status_code
+
+    async def scenario() -> None:
+        header, query = hub(headers=bearer(ada)), hub(query=f"?access_token={token_issue(user=ada).token}")
+        by_key, bobs = hub(headers={"X-Api-Key": secret}), hub(headers=bearer(bob))
+        for communicator in (header, query, by_key, bobs):
+            await assert_open(communicator)
+        assert await sync_to_async(password_change)() == 200
+        for communicator in (header, query):
+            closing = await communicator.receive_output(timeout=DEADLINE)
+            assert closing == {"type": "websocket.close", "code": 4401, "reason": "token_revoked"}
+        for communicator in (by_key, bobs):
+            await assert_open_still(communicator)
+            await communicator.disconnect()
+
+    run(scenario())
+
+
+def test_a_credential_voided_without_an_announcement_is_found_by_the_periodic_recheck(settings):
+    settings.HUB_CREDENTIAL_RECHECK_SECONDS = 1
+    ada = UserFactory()
+
+    async def scenario() -> None:
+        communicator = hub(headers=bearer(ada))
+        await assert_open(communicator)
+        # An operator disables the account in the admin: no service announces that.
+        await sync_to_async(User.objects.filter(pk=ada.pk).update)(is_active=False)
+        closing = await communicator.receive_output(timeout=DEADLINE)
+        assert closing == {"type": "websocket.close", "code": 4401, "reason": "account_disabled"}
+
+    run(scenario())
+
+
+def test_subscribing_with_a_revoked_key_closes_the_connection_instead_of_answering():
+    ada = UserFactory()
+    book = ProjectFactory(owner=ada)
+    key, secret = api_key_create(user=ada, name="hub", scopes=["projects:read"])
+
+    async def scenario() -> None:
+        communicator = hub(headers={"X-Api-Key": secret})
+        await assert_open(communicator)
+        await sync_to_async(ApiKey.objects.filter(pk=key.pk).update)(revoked_at=timezone.now())
+        await communicator.send_json_to({"type": "subscribe", "projectId": str(book.pk)})
+        closing = await communicator.receive_output(timeout=DEADLINE)
+        assert closing == {"type": "websocket.close", "code": 4401, "reason": "api_key_revoked"}
 
     run(scenario())
 

@@ -83,6 +83,12 @@ def request_fingerprint(request: Request) -> str:
     return fingerprint_of(method=request.method or "", path=request.path, data=request.data)
 
 
+def client_idempotency_key(request: Request) -> str | None:
+    """The request's Idempotency-Key, for a service whose effect must carry it for its whole
+    life (a top-up resumed after a crash, not started again); None without one."""
+    return _client_key(request)
+
+
 def _client_key(request: Request) -> str | None:
     key = request.headers.get(HEADER)
     if key is None:

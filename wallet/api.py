@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import request_user
-from core.idempotency import idempotent
+from core.idempotency import client_idempotency_key, idempotent
 from core.openapi import problem_responses
 from core.pagination import StrictPageNumberPagination
 from core.serializers import validated
@@ -79,7 +79,9 @@ class TopUpView(APIView):
     @idempotent
     def post(self, request: Request) -> Response:
         data = validated(TopUpInputSerializer, request.data)
-        return top_up_response(topups.top_up_request(user=request_user(request), **data))
+        return top_up_response(
+            topups.top_up_request(user=request_user(request), client_key=client_idempotency_key(request), **data)
+        )
 
 
 class TopUpDetailView(APIView):

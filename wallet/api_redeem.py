@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import request_user
-from core.idempotency import idempotent
+from core.idempotency import client_idempotency_key, idempotent
 from core.openapi import problem_responses
 from core.serializers import validated
 from core.throttling import AccountRateThrottle, ClientAddressRateThrottle
@@ -53,4 +53,6 @@ class RedeemView(APIView):
     @idempotent
     def post(self, request: Request) -> Response:
         data = validated(RedeemInputSerializer, request.data)
-        return top_up_response(code_redeem(user=request_user(request), code=data["code"]))
+        return top_up_response(
+            code_redeem(user=request_user(request), code=data["code"], client_key=client_idempotency_key(request))
+        )

@@ -265,6 +265,11 @@ class TopUp(models.Model):
     crypto_amount = models.CharField(max_length=64, null=True, blank=True)
     crypto_coin = models.CharField(max_length=32, null=True, blank=True)
     saved_card = models.ForeignKey(SavedCard, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    client_key = models.CharField(
+        max_length=255,
+        blank=True,
+        help_text="the client's Idempotency-Key: a retry with it, even after a crash, resumes this top-up",
+    )
     ledger_entry = models.OneToOneField(
         LedgerEntry, null=True, blank=True, on_delete=models.PROTECT, related_name="top_up"
     )
@@ -289,6 +294,9 @@ class TopUp(models.Model):
                 fields=["method", "provider_reference"],
                 condition=~Q(provider_reference=""),
                 name="top_up_one_per_provider_reference",
+            ),
+            models.UniqueConstraint(
+                fields=["user", "client_key"], condition=~Q(client_key=""), name="top_up_one_per_client_key"
             ),
             # At most one auto top-up in flight per owner: "at most once at a time".
             models.UniqueConstraint(

@@ -148,12 +148,14 @@ def _refuse(code: RedeemCode) -> None:
         raise RedeemRejected("This code has expired.", code="redeem_code_expired")
 
 
-def code_redeem(*, user: User, code: str) -> TopUp:
+def code_redeem(*, user: User, code: str, client_key: str | None = None) -> TopUp:
     """Redeems a code for its batch's amount and returns the confirmed top-up that records
     it. Exactly once per code, whoever tries: the code row is locked, marked redeemed,
     credited (redeem_credit, cause (code, id)) and recorded in one transaction. Refuses with
     400 redeem_code_unknown, redeem_code_used, redeem_code_void or redeem_code_expired,
-    changing nothing."""
+    changing nothing. `client_key` (the request's Idempotency-Key) is kept on the top-up:
+    the redeemer's retry with it (its answer lost in a crash) gets that top-up back, not
+    redeem_code_used; the key already naming another top-up is 422 idempotency_key_reused."""
     normalized = code_normalize(code)
     if not normalized:
         raise RedeemRejected("No such code.", code="redeem_code_unknown")
@@ -166,6 +168,11 @@ def code_redeem(*, user: User, code: str) -> TopUp:
         )
         if found is None:
             raise RedeemRejected("No such code.", code="redeem_code_unknown")
+        named = TopUp.objects.filter(user=user, client_key=client_key).first() if client_key else None
+        if named is not None:
+            if named.provider_reference != f"redeem_code:{found.pk}":
+                raise ServiceError(code="idempotency_key_reused")
+            return named
         _refuse(found)
         now = timezone.now()
         found.redeemed_by = user
@@ -189,6 +196,7 @@ def code_redeem(*, user: User, code: str) -> TopUp:
             credited_amount=amount,
             ledger_entry=entry,
             provider_reference=f"redeem_code:{found.pk}",
+            client_key=client_key or "",
             message=f"Code …{found.hint} redeemed: {amount.normalize():f} USD credited.",
             created_at=now,
             updated_at=now,

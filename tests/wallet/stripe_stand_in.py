@@ -24,6 +24,7 @@ v1=<hex HMAC-SHA256 of "<t>.<payload>" with the endpoint's whsec_ secret>`).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import hmac
@@ -102,6 +103,7 @@ class StripeStandIn:
         self.intents: dict[str, dict[str, Any]] = {}
         self._intent_metadata_of_session: dict[str, dict[str, str]] = {}
         self._replies: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._held: dict[str, threading.Event] = {}  # path -> the gate its POSTs' answers wait at
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -148,6 +150,14 @@ class StripeStandIn:
             raise RuntimeError("the stand-in is stopped")
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
+    def answers_held(self, path: str) -> threading.Event:
+        """From now on a POST to `path` takes effect (a payment is made) but its answer is
+        not sent until the returned event is set: the caller may die waiting, as when our
+        API process is killed while it waits for Stripe."""
+        gate = threading.Event()
+        self._held[path] = gate
+        return gate
+
     def requests_to(self, method: str, path: str) -> list[RecordedRequest]:
         return [request for request in self.requests if request.method == method and request.path == path]
 
@@ -174,7 +184,11 @@ class StripeStandIn:
                 status, reply = error.status, {"error": error.error}
             if replay_key and status != 401:
                 self._replies[replay_key] = (status, reply)
-        self._send(handler, status, reply)
+            gate = self._held.get(url.path) if method == "POST" else None
+        if gate is not None:
+            gate.wait(timeout=60)
+        with contextlib.suppress(OSError):  # the caller may have died waiting
+            self._send(handler, status, reply)
 
     def _send(
         self, handler: BaseHTTPRequestHandler, status: int, reply: dict[str, Any], replayed: bool = False

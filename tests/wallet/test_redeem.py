@@ -123,6 +123,25 @@ def test_an_unknown_code_is_refused_and_changes_nothing(user, jwt_client):
     assert not RedeemCode.objects.filter(redeemed_at__isnull=False).exists()
 
 
+def test_the_redeemers_retry_with_its_idempotency_key_gets_its_top_up_back(user, jwt_client, settings):
+    """The answer lost (a crash after the commit) and the kept response gone: the retry with
+    the same key is the same redemption, not redeem_code_used; without the key, it is used."""
+    settings.IDEMPOTENCY_KEY_HOURS = 0  # the kept answer lapses at once
+    _, [code, other_code] = issue("5", count=2)
+    client = jwt_client(user)
+
+    first = client.post(URL, {"code": code}, HTTP_IDEMPOTENCY_KEY="redeem-once")
+    again = client.post(URL, {"code": code}, HTTP_IDEMPOTENCY_KEY="redeem-once")
+
+    assert (first.status_code, again.status_code) == (200, 200)
+    assert again.json()["reference"] == first.json()["reference"]
+    assert_problem(client.post(URL, {"code": code}), 400, "redeem_code_used")
+    reused = client.post(URL, {"code": other_code}, HTTP_IDEMPOTENCY_KEY="redeem-once")
+    assert_problem(reused, 422, "idempotency_key_reused")
+    assert LedgerEntry.objects.filter(kind=EntryKind.REDEEM_CREDIT).count() == 1
+    assert Wallet.objects.get(user=user).balance == 5
+
+
 def test_a_used_code_is_refused_and_changes_nothing(user, other_user, jwt_client):
     _, [code] = issue("5")
     assert jwt_client(user).post(URL, {"code": code}).status_code == 200

@@ -113,6 +113,26 @@ def test_a_manual_top_up_on_a_development_deployment_is_credited_at_once(
     assert polled.json()["status"] == "confirmed"
 
 
+def test_an_idempotency_key_names_one_top_up_for_its_whole_life(user, auth_client, settings):
+    """Even once its kept answer is gone (IDEMPOTENCY_KEY_HOURS over, or the answer lost in a
+    crash), the key still names its top-up: the same request gets it back, never a second
+    credit; another amount with it is refused."""
+    settings.DEVELOPMENT_DEPLOYMENT = True
+    settings.IDEMPOTENCY_KEY_HOURS = 0  # the kept answer lapses at once
+    key = {"HTTP_IDEMPOTENCY_KEY": "ten-dollars"}
+
+    first = auth_client.post("/v1/wallet/top-up", {"amount": 10}, format="json", **key)
+    again = auth_client.post("/v1/wallet/top-up", {"amount": 10}, format="json", **key)
+    other = auth_client.post("/v1/wallet/top-up", {"amount": 20}, format="json", **key)
+
+    assert (first.status_code, again.status_code) == (200, 200)
+    assert "Idempotent-Replayed" not in again  # answered afresh, from the top-up the key names
+    assert again.json()["reference"] == first.json()["reference"]
+    assert_problem(other, 422, "idempotency_key_reused")
+    assert TopUp.objects.filter(user=user).count() == 1
+    assert Wallet.objects.get(user=user).balance == Decimal("10")
+
+
 def test_a_manual_top_up_elsewhere_is_refused_and_writes_nothing(user, auth_client, settings):
     settings.DEVELOPMENT_DEPLOYMENT = False
     response = auth_client.post("/v1/wallet/top-up", {"amount": 10, "method": "manual"}, format="json")

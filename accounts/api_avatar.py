@@ -16,10 +16,8 @@ from accounts.authentication import request_user
 from accounts.serializers import AvatarUploadInputSerializer, ProfileSerializer
 from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
-from core.serializers import UploadLimitsSerializer
-
-# Room for the multipart boundaries and part headers around the file itself.
-MULTIPART_OVERHEAD_BYTES = 64 * 1024
+from core.serializers import UploadLimitsSerializer, validated
+from core.uploads import MULTIPART_OVERHEAD_BYTES
 
 
 class AvatarLimitsView(APIView):
@@ -35,6 +33,7 @@ class AvatarLimitsView(APIView):
 
 class AvatarView(APIView):
     parser_classes = [MultiPartParser]
+    body_file_limits = staticmethod(avatars.avatar_limits)  # enforced as the body arrives (config/asgi.py)
     content_negotiation_class = AcceptAnyNegotiation
 
     @extend_schema(
@@ -51,9 +50,8 @@ class AvatarView(APIView):
     def put(self, request: Request) -> Response:
         # Refuse an oversized body before it is parsed and spooled to disk.
         avatars.avatar_size_check(size_bytes=_content_length(request) - MULTIPART_OVERHEAD_BYTES)
-        serializer = AvatarUploadInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        user = avatars.avatar_set(user=request_user(request), upload=serializer.validated_data["file"])
+        upload = validated(AvatarUploadInputSerializer, request.data)["file"]
+        user = avatars.avatar_set(user=request_user(request), upload=upload)
         return Response(ProfileSerializer(user).data)
 
     @extend_schema(

@@ -4,6 +4,7 @@ what the view declares, so that no endpoint can be missing it and a generated cl
 - the problem+json error responses (credentials, body, path parameters, pages, rate
   limit, Idempotency-Key), views adding the specific ones (402, 409, ...) themselves;
 - the `Idempotency-Key` request header on the operations `@idempotent` wraps;
+- `additionalProperties: false` on every request body (an unknown member is a 400);
 - the response headers: X-Request-Id on every response, Retry-After on 409, 429 and 503,
   Idempotent-Replayed on an idempotent operation's success, Content-Disposition on a file,
   Location on a redirect.
@@ -84,6 +85,14 @@ class ProblemAutoSchema(AutoSchema):
                 )
             )
         return parameters
+
+    def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
+        """A request body (and each object nested in one) takes no member it does not name:
+        core.serializers.validated refuses them, and the schema says so."""
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        if direction == "request" and schema.get("type") == "object" and "properties" in schema:
+            schema["additionalProperties"] = False
+        return schema
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)

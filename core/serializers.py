@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+from core.errors import ValidationFailed
+from core.money import money_text_is_plain
+from core.parsers import name_camelize
+
+NOT_A_FIELD = "This field is not part of this operation."
 
 
 @extend_schema_field(OpenApiTypes.INT64)
@@ -26,13 +33,49 @@ class UploadLimitsSerializer(serializers.Serializer):
         ref_name = "UploadLimits"
 
 
+class FieldsUnknown(ValidationFailed):
+    """A body with members the operation does not have (or spelt otherwise than the
+    contract spells them): a 400 validation_error naming each as the client sent it."""
+
+    def __init__(self, refused: dict[str, str]) -> None:
+        super().__init__(
+            {name: [reason] for name, reason in refused.items()},
+            detail=f"Fields this operation does not have: {', '.join(refused)}.",
+        )
+        self.extra["unknown_fields"] = list(refused)
+
+
+def _members_unknown(serializer: serializers.Serializer, data: Any, path: str = "") -> dict[str, str]:
+    """Every member of the body, at any depth of nested serializers, that is not a
+    writable field there; keyed by its dotted path as sent, with why."""
+    if not isinstance(data, Mapping):
+        return {}
+    wire_names: dict[str, str] = getattr(data, "wire_names", {})
+    found = {path + name: reason for name, reason in getattr(data, "refused_names", {}).items()}
+    for name, value in data.items():
+        shown = path + wire_names.get(name, name_camelize(str(name)))
+        field = serializer.fields.get(name)
+        if field is None or field.read_only:
+            found[shown] = NOT_A_FIELD
+        elif isinstance(field, serializers.Serializer):
+            found.update(_members_unknown(field, value, f"{shown}."))
+        elif isinstance(field, (serializers.ListSerializer, serializers.ListField)) and isinstance(value, list):
+            child = field.child
+            if isinstance(child, serializers.Serializer):
+                for index, item in enumerate(value):
+                    found.update(_members_unknown(child, item, f"{shown}[{index}]."))
+    return found
+
+
 def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    """The serializer's validated data; a 400 validation_error problem otherwise, also for a
-    field the operation does not have (a misspelt option is refused, never silently
-    ignored, as Stripe does)."""
-    unknown = sorted(set(data) - set(serializer_class().fields)) if hasattr(data, "keys") else []
+    """The serializer's validated data; a 400 validation_error problem otherwise. Every
+    body the API reads goes through here, so this is where bodies are strict: a member
+    the operation does not have (a misspelt option, a read-only field, a name not spelt
+    in camelCase, a name given twice) is refused, never silently ignored, as Stripe does;
+    the problem's `unknownFields` lists them as sent."""
+    unknown = _members_unknown(serializer_class(), data)
     if unknown:
-        raise serializers.ValidationError({name: ["This field is not part of this operation."] for name in unknown})
+        raise FieldsUnknown(unknown)
     return validated_query(serializer_class, data)
 
 
@@ -46,10 +89,23 @@ def validated_query(serializer_class: type[serializers.Serializer], query: Any) 
 
 @extend_schema_field(OpenApiTypes.DOUBLE)
 class MoneyField(serializers.DecimalField):
-    """USD as a JSON number (the contract's double), exact to 6 places in the code."""
+    """USD as a JSON number (the contract's double), exact to 6 places in the code. In a
+    request, a string of ASCII digits ("12.50") is taken too; nothing else."""
+
+    default_error_messages = {
+        **serializers.DecimalField.default_error_messages,
+        "plain": "Give the amount as a JSON number or a string of ASCII digits, such as 12.50.",
+    }
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("max_digits", 18)
         kwargs.setdefault("decimal_places", 6)
         kwargs.setdefault("coerce_to_string", False)
         super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        # Decimal() reads any Unicode digits ("١٢" is 12), "1_000", " 12 " and "1e3":
+        # an amount of money is a JSON number or a plain string of ASCII digits.
+        if isinstance(data, bool) or (isinstance(data, str) and not money_text_is_plain(data)):
+            self.fail("plain")
+        return super().to_internal_value(data)

@@ -4,7 +4,7 @@ view, jobs, page review and the staff's queue order. Thin: parse, call a service
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.request import Request
@@ -158,9 +158,11 @@ class QueueMoveView(APIView):
         return Response(JobSerializer(jobs.queue_move(job_id=job_id, **data)).data)
 
 
-RejectInput = inline_serializer(
-    name="PageRejectInput", fields={"reason": serializers.CharField(required=False, allow_blank=True, max_length=500)}
-)
+class PageRejectInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+    class Meta:
+        ref_name = "PageRejectInput"
 
 
 class PageApproveView(APIView):
@@ -182,7 +184,7 @@ class PageRejectView(APIView):
     @extend_schema(
         operation_id="reject_page",
         tags=["pages"],
-        request=RejectInput,
+        request=PageRejectInputSerializer,
         responses={200: PageDetailSerializer, **problem_responses(409)},
         description="Send a page back for another attempt (needs the approve scope for an API key); the ladder "
         "retries it at once when the wallet covers it.",
@@ -190,7 +192,7 @@ class PageRejectView(APIView):
     @requires_scope(Scope.APPROVE)
     def post(self, request: Request, project_id: str, page_id: str) -> Response:
         project = owned_project(request, project_id)
-        reason = str(request.data.get("reason", ""))[:500] if isinstance(request.data, dict) else ""
+        reason = validated(PageRejectInputSerializer, request.data).get("reason", "")
         page = review.page_reject(
             project=project, page=selectors.page_get(project=project, page_id=page_id), reason=reason
         )

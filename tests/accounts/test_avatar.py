@@ -275,9 +275,18 @@ def test_a_file_over_the_size_limit_is_request_too_large_and_changes_nothing(
 
 
 def test_an_upload_without_a_file_part_is_a_validation_error(auth_client, media_root):
-    response = auth_client.put(AVATAR_URL, {"other": "value"}, format="multipart")
+    response = auth_client.put(AVATAR_URL, {}, format="multipart")
 
     assert "file" in assert_problem(response, 400, "validation_error")["errors"]
+    assert stored_files(media_root) == []
+
+
+def test_an_upload_with_a_part_it_does_not_take_is_refused_by_its_name(auth_client, media_root):
+    upload = SimpleUploadedFile("me.png", image_bytes("PNG"), content_type="image/png")
+
+    response = auth_client.put(AVATAR_URL, {"file": upload, "other": "value"}, format="multipart")
+
+    assert assert_problem(response, 400, "validation_error")["unknownFields"] == ["other"]
     assert stored_files(media_root) == []
 
 

@@ -6,7 +6,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -25,6 +24,7 @@ from core.openapi import problem_responses
 from core.pagination import StrictPageNumberPagination
 from core.serializers import UploadLimitsSerializer, validated, validated_query
 from core.throttling import ClientAddressRateThrottle
+from core.uploads import OwnedTemporaryFileUploadHandler
 from projects import selectors, services, uploads
 from projects.billing import upload_book_cost
 from projects.languages import project_batch_quote_read
@@ -58,7 +58,7 @@ def received_file(request: Request) -> Any:
     """The multipart `file`, spooled to a temporary file and cut off past the size limit."""
     request._request.upload_handlers = [
         uploads.SizeLimitedUploadHandler(max_bytes=settings.UPLOAD_MAX_BYTES),
-        TemporaryFileUploadHandler(request._request),
+        OwnedTemporaryFileUploadHandler(request._request),
     ]
     return validated(UploadInputSerializer, request.data)["file"]
 
@@ -71,6 +71,7 @@ class UploadLimitsView(APIView):
 
 class UploadView(APIView):
     parser_classes = [MultiPartParser]
+    body_file_limits = staticmethod(uploads.upload_limits)  # enforced as the body arrives (config/asgi.py)
 
     @extend_schema(
         operation_id="upload_file",
@@ -89,6 +90,7 @@ class AnonymousEstimateView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
     parser_classes = [MultiPartParser]
+    body_file_limits = staticmethod(uploads.upload_limits)
     throttle_classes = [ClientAddressRateThrottle]
     throttle_scope = "estimate"
 

@@ -2,7 +2,7 @@
 
 Normalize runs here for books over NORMALIZE_INLINE_MAX_PAGES; beat runs the periodic ones
 (CELERY_BEAT_SCHEDULE): the stale-normalize requeue, the reaper, the wake-up of jobs whose
-message was lost, and the two purges.
+message was lost, and the three purges.
 """
 
 from __future__ import annotations
@@ -37,6 +37,12 @@ def retention_purge() -> int:
 def uploads_expired_purge() -> int:
     """Periodic: delete unadopted uploads past their window, with their files."""
     return uploads.uploads_expired_purge()
+
+
+@shared_task(name="projects.tasks.uploads_orphaned_purge")
+def uploads_orphaned_purge() -> int:
+    """Periodic: delete stored upload files that no row names (a server killed mid-upload)."""
+    return uploads.uploads_orphaned_purge()
 
 
 @shared_task(name="projects.tasks.job_run_next")

@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import posixpath
 import secrets
-import tempfile
+from collections import defaultdict
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -30,14 +31,24 @@ from django.utils.text import get_valid_filename
 
 from accounts.models import User
 from core.errors import ServiceError
-from core.storage import storage_delete_on_commit, storage_delete_quietly
-from core.uploads import UploadLimits, extension_of
-from projects.models import Upload
+from core.storage import (
+    storage_delete_on_commit,
+    storage_delete_quietly,
+    storage_files_under,
+    storage_tree_delete_quietly,
+)
+from core.uploads import UploadLimits, extension_of, owned_temporary_file
+from projects.models import Project, Upload
 from projects.sniffing import source_inspect, source_words_estimate
 
 OWNER_KEY_PREFIX = "upl_"
 ANONYMOUS_KEY_PREFIX = "anon_"
 _MAX_NAME_LENGTH = 150
+UPLOADS_FOLDER = "uploads"
+# A file is stored a moment before its row is written: one younger than this is never an
+# orphan yet (a 500 MiB file takes minutes to reach S3, and is dated when it arrives).
+ORPHAN_GRACE = timedelta(hours=1)
+_ROWS_PER_QUERY = 1000
 
 
 class UploadTooLarge(ServiceError):
@@ -91,8 +102,7 @@ def _local_path(upload: UploadedFile) -> Iterator[Path]:
     if temporary is not None:
         yield Path(temporary())
         return
-    suffix = extension_of(upload.name or "")
-    with tempfile.NamedTemporaryFile(suffix=suffix) as copy:
+    with owned_temporary_file(suffix=extension_of(upload.name or "")) as copy:
         for chunk in upload.chunks():
             copy.write(chunk)
         copy.flush()
@@ -113,7 +123,7 @@ def upload_receive(*, owner: User | None, upload: UploadedFile) -> tuple[Upload,
         inspection = source_inspect(path=path, file_name=file_name)
         words = source_words_estimate(path=path, inspection=inspection)
         raw_key = (ANONYMOUS_KEY_PREFIX if owner is None else OWNER_KEY_PREFIX) + secrets.token_urlsafe(24)
-        folder = f"uploads/{owner.pk if owner else 'anonymous'}/{secrets.token_hex(8)}"
+        folder = f"{UPLOADS_FOLDER}/{owner.pk if owner else 'anonymous'}/{secrets.token_hex(8)}"
         size_bytes = path.stat().st_size
         with path.open("rb") as source:
             storage_key = default_storage.save(f"{folder}/{file_name}", source)
@@ -184,3 +194,38 @@ def uploads_expired_purge() -> int:
             locked.delete()
         purged += 1
     return purged
+
+
+def uploads_orphaned_purge(*, older_than: timedelta = ORPHAN_GRACE) -> int:
+    """Delete the stored upload files that no Upload row and no project names, once older
+    than `older_than`: what a server killed between storing a file and writing its row left
+    behind. Returns how many files."""
+    cutoff = timezone.now() - older_than
+    stored = storage_files_under(UPLOADS_FOLDER)
+    named: set[str] = set()
+    for start in range(0, len(stored), _ROWS_PER_QUERY):
+        chunk = stored[start : start + _ROWS_PER_QUERY]
+        named.update(Upload.objects.filter(storage_key__in=chunk).values_list("storage_key", flat=True))
+        sources = Project.objects.filter(source_object_key__in=chunk).values_list("source_object_key", flat=True)
+        named.update(key for key in sources if key)
+    by_folder: dict[str, list[str]] = defaultdict(list)
+    for key in stored:
+        by_folder[posixpath.dirname(key)].append(key)
+    purged = 0
+    for folder, keys in by_folder.items():
+        orphans = [key for key in keys if key not in named and _stored_before(key, cutoff)]
+        if not orphans:
+            continue
+        if len(orphans) == len(keys) and folder != UPLOADS_FOLDER:
+            storage_tree_delete_quietly(folder)  # the upload's own folder, emptied: gone too
+        else:
+            storage_delete_quietly(orphans)
+        purged += len(orphans)
+    return purged
+
+
+def _stored_before(key: str, cutoff: datetime) -> bool:
+    try:
+        return default_storage.get_modified_time(key) < cutoff
+    except FileNotFoundError:  # deleted meanwhile
+        return False

@@ -207,7 +207,7 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
         """Closes the connection when its credential expires (a JWT's 12 hours, a key's
         expiry), and checks the credential again every HUB_CREDENTIAL_RECHECK_SECONDS (less
         a random part, so that connections opened together do not all check at once)."""
-        interval = float(settings.HUB_CREDENTIAL_RECHECK_SECONDS)
+        interval = max(1.0, float(settings.HUB_CREDENTIAL_RECHECK_SECONDS))
         while True:
             wait = interval * random.uniform(0.75, 1.0)  # noqa: S311  (spreading load, not a secret)
             if identity.expires_at is not None and _seconds_until(identity.expires_at) <= wait:
@@ -216,8 +216,11 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
                 await self._end(code=CLOSE_UNAUTHENTICATED, reason=reason)
                 return
             await asyncio.sleep(wait)
-            if not await self._credential_holds():
-                return
+            try:
+                if not await self._credential_holds():
+                    return
+            except Exception:  # the database away: keep the connection, check again later
+                logger.warning("a hub connection could not check its credential", exc_info=True)
 
     async def _end(self, *, code: int, reason: str) -> None:
         """Closes the connection once; nothing is sent after."""

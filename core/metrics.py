@@ -52,6 +52,23 @@ PAGES_FAILED = Counter(
 )
 
 
+BATCH_UNDERCHARGED_USD = Counter(
+    "bts_batch_undercharged_usd",
+    "Measured cost of translated pages not charged because the charge was capped at the batch's hold "
+    "(an engine costlier than the price table), by engine.",
+    ["engine"],
+)
+BATCHES_UNDERCHARGED = Counter(
+    "bts_batches_undercharged", "Batches whose charge was capped below their measured cost, by engine.", ["engine"]
+)
+
+
+def batch_undercharge_count(*, engine: str, usd: float) -> None:
+    """A batch charged less than it measured (its hold's cap): counted, with the amount."""
+    BATCHES_UNDERCHARGED.labels(engine=engine).inc()
+    BATCH_UNDERCHARGED_USD.labels(engine=engine).inc(usd)
+
+
 def status_class(status_code: int) -> str:
     return f"{status_code // 100}xx"
 

@@ -8,7 +8,7 @@ the operator's name. See docs/operations.md."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.http import HttpRequest
 
 from accounts.models import User
@@ -22,10 +22,37 @@ def refusal_text(error: ServiceError) -> str:
     return f"refused ({error.status_code} {error.code}): {error.detail}"
 
 
+class ChargedBelowMeasuredFilter(admin.SimpleListFilter):
+    """Batches whose charge was capped at the hold below what their pages measured: the
+    engine costs more than the price table allows for (docs/billing.md)."""
+
+    title = "charge"
+    parameter_name = "charge"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+        return [("below_measured", "Charged below measured cost")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Job]) -> QuerySet[Job]:
+        if self.value() == "below_measured":
+            return queryset.filter(measured_usd__gt=F("charged_usd"))
+        return queryset
+
+
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "owner", "kind", "status", "queue_position", "page_count", "held_usd"]
-    list_filter = ["status", "kind"]
+    list_display = [
+        "id",
+        "project",
+        "owner",
+        "kind",
+        "status",
+        "queue_position",
+        "page_count",
+        "held_usd",
+        "charged_usd",
+        "measured_usd",
+    ]
+    list_filter = ["status", "kind", ChargedBelowMeasuredFilter]
     search_fields = ["id", "project__name", "owner__email"]
     ordering = ["status", "queue_position"]
     actions = ["move_to_front", "requeue", "cancel_queued"]

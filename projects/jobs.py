@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import Conflict, ServiceError, ValidationFailed
+from core.metrics import batch_undercharge_count
 from core.money import exact_sum
 from projects.billing import next_batch_pages, project_batch_quote, project_next_work_quote, retryable_pages
 from projects.events import job_finished_publish, status_changed_publish
@@ -381,16 +382,41 @@ def job_hold_resolve(*, job: Job, memo: str = "") -> Decimal:
         return Decimal(0)
     approved = job.pages.filter(status=PageStatus.APPROVED)
     if approved.exists():
-        charge = batch_charge_cap(
-            measured=exact_sum(approved, "cost_usd"),
-            hold=hold.amount,
-            batch_pages=job.page_count,
-            translated_pages=approved.count(),
+        return batch_charge_settle(
+            job=job, hold=hold, measured=exact_sum(approved, "cost_usd"), translated_pages=approved.count(), memo=memo
         )
-        hold_settle(hold=hold, amount=charge, memo=memo)
-    else:
-        hold_release(hold=hold, memo=memo)
-    return hold.settled_amount or Decimal(0)
+    hold_release(hold=hold, memo=memo)
+    return Decimal(0)
+
+
+def batch_charge_settle(*, job: Job, hold: Hold, measured: Decimal, translated_pages: int, memo: str = "") -> Decimal:
+    """Charges a batch for its translated pages: their measured cost, at most its hold pro
+    rata (batch_charge_cap), so the customer never pays more than was held. Where the
+    pages measured more than that (an engine costlier than the price table, or pages much
+    costlier than the ones the hold was quoted from), the difference is not charged, and
+    operators are told: a warning in the log, the metrics bts_batches_undercharged and
+    bts_batch_undercharged_usd, and the job's measured_usd above its charged_usd (the
+    admin's "Charged below measured" filter). The next batch is quoted from the measured
+    cost (wallet.pricing.batch_quote). Sets job.measured_usd (the caller saves the job);
+    returns the charge."""
+    charge = batch_charge_cap(
+        measured=measured, hold=hold.amount, batch_pages=job.page_count, translated_pages=translated_pages
+    )
+    hold_settle(hold=hold, amount=charge, memo=memo)
+    job.measured_usd = measured
+    charged = hold.settled_amount or Decimal(0)
+    if measured > charged:
+        logger.warning(
+            "batch %s of project %s measured %s USD but was charged %s USD (capped at its hold of %s USD): "
+            "the engine costs more than the price table allows for",
+            job.pk,
+            job.project_id,
+            measured,
+            charged,
+            hold.amount,
+        )
+        batch_undercharge_count(engine=settings.TRANSLATION_ENGINE, usd=float(measured - charged))
+    return charged
 
 
 def job_cancel_queued(*, job: Job, reason: str) -> None:

@@ -277,6 +277,14 @@ class Job(models.Model):
     page_count = models.PositiveIntegerField()
     held_usd = models.DecimalField(max_digits=18, decimal_places=6, default=Decimal(0))
     charged_usd = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
+    measured_usd = models.DecimalField(
+        max_digits=18,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="what its translated pages measured, at settlement: above charged_usd when the charge was "
+        "capped at the hold (an engine costlier than the price table)",
+    )
     error_text = models.TextField(blank=True)
     progress_note = models.CharField(max_length=500, blank=True)
     claims = models.PositiveSmallIntegerField(default=0, help_text="times a worker claimed it")

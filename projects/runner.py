@@ -44,6 +44,7 @@ from projects.events import job_finished_publish
 from projects.jobs import (
     QUEUE_OF_KIND,
     _dispatch,
+    batch_charge_settle,
     cancel_reason,
     job_hand_back,
     ladder_advance,
@@ -64,8 +65,6 @@ from translation.engines import (
 from translation.engines.markup import prose_of
 from translation.languages import language_detect
 from wallet.models import CauseType, Hold
-from wallet.pricing import batch_charge_cap
-from wallet.services import hold_settle
 
 logger = logging.getLogger(__name__)
 
@@ -408,14 +407,13 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
         outcome.failed = [page for page in batch_pages if page.status == PageStatus.FAILED]
         outcome.measured_usd = exact_sum(locked.pages.filter(status=PageStatus.APPROVED), "cost_usd")
         hold = Hold.objects.get(cause_type=CauseType.JOB, cause_id=str(locked.pk))
-        charge = batch_charge_cap(
+        locked.charged_usd = batch_charge_settle(
+            job=locked,
+            hold=hold,
             measured=outcome.measured_usd,
-            hold=hold.amount,
-            batch_pages=locked.page_count,
             translated_pages=len(outcome.processed),
+            memo=outcome.reason,
         )
-        hold_settle(hold=hold, amount=charge, memo=outcome.reason)
-        locked.charged_usd = hold.settled_amount
         locked.finished_at = locked.status_changed_at = now
         if stopped:
             locked.status, locked.error_text = JobStatus.FAILED, outcome.reason

@@ -125,15 +125,19 @@ def book_cost(*, page_count: int, cost_per_page: Decimal, measured: bool) -> Boo
     hold is at most its pages x a tier's ceiling rate, except the calibration batch's, at
     most CALIBRATION_HOLD_USD, and once a page is measured the book never calibrates
     again; a page is charged once, when it is translated. Hence at most
-    CALIBRATION_HOLD_USD + (pages - 1) x the top ceiling rate.
+    CALIBRATION_HOLD_USD + (pages - 1) x the top ceiling rate — or, for a book measured
+    above the top ceiling (an engine costlier than the table; operators are alerted, see
+    projects.jobs.batch_charge_settle), x its measured cost per page, at which its batches
+    are then held.
     """
     found = tier_for(cost_per_page)
-    expected_rate = found[1].expected if found else cost_per_page
+    expected_rate = max(found[1].expected, cost_per_page) if found else cost_per_page
     top = top_ceiling_rate()
     maximum = None
     if top is not None:
         calibration = Decimal(settings.CALIBRATION_HOLD_USD)
-        maximum = _money(calibration + max(page_count - 1, 0) * top) if page_count else ZERO
+        rate = max(top, cost_per_page) if measured else top  # measured above the table: its own cost
+        maximum = _money(calibration + max(page_count - 1, 0) * rate) if page_count else ZERO
     expected = _money(page_count * expected_rate)
     return BookCost(
         expected=expected if maximum is None else min(expected, maximum),
@@ -187,6 +191,12 @@ def batch_quote(
     if estimable:
         found = tier_for(cost_per_page)
         ceiling_rate, expected_rate = (found[1].ceiling, found[1].expected) if found else (cost_per_page,) * 2
+        if found and cost_per_page > expected_rate:
+            # Measured above its tier's expected rate (only the unbounded top tier can be: an
+            # engine costlier than the table): expected at what it measured, held with the
+            # tier's own headroom above that (its ceiling over its expected rate).
+            ceiling_rate = max(ceiling_rate, cost_per_page * found[1].ceiling / found[1].expected)
+            expected_rate = cost_per_page
         estimated, expected = _money(page_count * ceiling_rate), _money(page_count * expected_rate)
         tier_text = f" (price tier {found[0]})" if found else ""
     quote = BatchQuote(

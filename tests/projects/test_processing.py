@@ -183,34 +183,6 @@ def test_a_low_wallet_pauses_the_book_and_credit_resumes_it(
     assert_settled_exactly(project)
 
 
-def test_books_paused_for_credit_resume_when_settled_holds_free_it(
-    user, auth_client, settings, django_capture_on_commit_callbacks
-):
-    """$1: two books hold $0.50 each for their calibration, a third is refused and pauses;
-    when the two settle (at a few cents), the credit they did not spend is back and the
-    third goes on by itself, in the order the books paused."""
-    settings.CALIBRATION_HOLD_USD = "0.50"
-    first, second, third, fourth = (book(user, pages=1) for _ in range(4))
-    credit(user, "1")
-    for project in (first, second):
-        assert auth_client.post(f"/v1/projects/{project.pk}/process").status_code == 202
-    for project in (third, fourth):
-        refused = auth_client.post(f"/v1/projects/{project.pk}/process")
-        assert refused.status_code == 402, refused.json()
-        project.refresh_from_db()
-        assert project.status == ProjectStatus.PAUSED_NEEDS_CREDIT
-
-    for _ in range(3):  # the worker runs the batches; what their commits start runs next
-        with django_capture_on_commit_callbacks(execute=True):
-            run_worker()
-
-    for project in (first, second, third, fourth):
-        project.refresh_from_db()
-        assert project.status == ProjectStatus.COMPLETE, project.status
-        assert_settled_exactly(project)
-    assert Wallet.objects.get(user=user).reserved == 0
-
-
 def test_a_book_paused_for_credit_with_auto_top_up_on_is_waiting_not_blocked(user, auth_client):
     project = book(user, pages=10)
     credit(user, "0.01")

@@ -1,8 +1,9 @@
 """Hostile JSON: every operation that reads a JSON body, sent bodies no client should send
 (malformed JSON, the wrong top-level type, nesting deep enough to break a recursive parser,
 fields it does not have) and, field by field, values of the wrong type, NaN and Infinity,
-numbers too large for anything, negative amounts and counts, very long strings, huge
-arrays, unknown enum values. Each must get a clear 4xx problem+json, and change nothing:
+numbers too large for anything, negative amounts and counts, amounts in other digits than
+ASCII's, very long strings, huge arrays, unknown enum values, and the field's name in upper
+case, in snake_case or twice. Each must get a clear 4xx problem+json, and change nothing:
 every row of the service's tables is the same afterwards (no project, job, hold, ledger
 entry, top-up, key, webhook or idempotency record half-written).
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from djangorestframework_camel_case.util import camel_to_underscore
 
 from tests.reliability.world import call, schema, world_build
 
@@ -50,6 +52,9 @@ BY_TYPE: dict[str, list[tuple[str, str]]] = {
     "uuid": [("text", '"not-a-uuid"'), ("number", "5")],
     "enum": [("unknown", '"Klingon"'), ("number", "5"), ("array", "[]")],
 }
+# Amounts that Python's Decimal() reads as numbers although no client means them so:
+# another script's digits (once credited as 12 USD), full-width digits, an exponent.
+BY_TYPE["number"] += [("arabic-indic-digits", '"١٢"'), ("fullwidth-digits", '"１２"'), ("exponent-text", '"1e1"')]
 # Operations whose body is the provider's signed event, not ours: anything hostile is
 # refused by the signature check first (tests/wallet covers them field by field).
 SIGNED = {"POST /v1/payments/btcpay/webhook", "POST /v1/payments/stripe/webhook"}
@@ -95,6 +100,18 @@ def cases() -> list[Any]:
                 if value_name == "negative" and "minimum" in description and description["minimum"] < 0:
                     continue
                 found.append(pytest.param(operation, f'{{"{field}": {value}}}', id=f"{operation} {field}={value_name}"))
+            for spelling_name, body in spellings(field).items():
+                found.append(pytest.param(operation, body, id=f"{operation} {field} {spelling_name}"))
+    return found
+
+
+def spellings(field: str) -> dict[str, str]:
+    """Bodies naming the field as no client should: in upper case or snake_case (the camelCase
+    conversion once mapped both onto the field), or twice (which one counts is a guess)."""
+    found = {"repeated": f'{{"{field}": null, "{field}": null}}'}
+    for name, spelt in (("upper-case", field.upper()), ("snake_case", camel_to_underscore(field))):
+        if spelt != field:
+            found[name] = f'{{"{spelt}": null}}'
     return found
 
 

@@ -31,6 +31,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from core.errors import ServiceError, ValidationFailed
+from core.forms import MoneyFormField
 from wallet.models import CauseType, EntryKind, Hold, LedgerEntry, RedeemBatch, RedeemCode, SavedCard, TopUp, Wallet
 from wallet.redeem import MAX_CODES_PER_BATCH, batch_void, code_hash, code_normalize, codes_csv, codes_issue
 from wallet.services import batch_charge_refund, wallet_operator_credit, wallet_operator_debit, wallet_unlimited_set
@@ -104,20 +105,13 @@ class LedgerEntryInline(admin.TabularInline):
 
 
 class AddCreditForm(forms.Form):
-    amount = forms.DecimalField(
-        max_digits=18, decimal_places=6, min_value=Decimal("0.000001"), help_text="USD added to the balance."
-    )
+    amount = MoneyFormField(help_text="USD added to the balance.")
     reason = forms.CharField(max_length=200, help_text="Shown in the ledger entry's memo, with your email.")
     credit_id = forms.UUIDField(widget=forms.HiddenInput)
 
 
 class DebitForm(forms.Form):
-    amount = forms.DecimalField(
-        max_digits=18,
-        decimal_places=6,
-        min_value=Decimal("0.000001"),
-        help_text="USD taken from the balance; at most the spendable credit.",
-    )
+    amount = MoneyFormField(help_text="USD taken from the balance; at most the spendable credit.")
     reason = forms.CharField(max_length=200, help_text="Shown in the ledger entry's memo, with your email.")
     debit_id = forms.UUIDField(widget=forms.HiddenInput)
 
@@ -127,12 +121,7 @@ REFUNDABLE_CHARGES_SHOWN = 200
 
 class RefundForm(forms.Form):
     job_id = forms.ChoiceField(label="Batch charge", help_text="The wallet's batch charges not refunded yet.")
-    amount = forms.DecimalField(
-        max_digits=18,
-        decimal_places=6,
-        min_value=Decimal("0.000001"),
-        help_text="USD given back; at most what the batch was charged.",
-    )
+    amount = MoneyFormField(help_text="USD given back; at most what the batch was charged.")
     reason = forms.CharField(max_length=200, help_text="Shown in the ledger entry's memo, with your email.")
 
     def __init__(self, *args: Any, wallet: Wallet, **kwargs: Any) -> None:
@@ -401,9 +390,7 @@ class SavedCardAdmin(ReadOnlyAdmin):
 
 
 class IssueCodesForm(forms.Form):
-    amount = forms.DecimalField(
-        max_digits=18, decimal_places=6, min_value=Decimal("0.000001"), help_text="USD each code credits."
-    )
+    amount = MoneyFormField(help_text="USD each code credits.")
     count = forms.IntegerField(min_value=1, max_value=MAX_CODES_PER_BATCH, help_text="How many codes.")
     expires_at = forms.SplitDateTimeField(
         required=False, widget=AdminSplitDateTime, label="Expires (UTC)", help_text="Optional."

@@ -108,6 +108,7 @@ def test_an_expiry_given_in_the_form_is_in_the_csv_and_on_the_batch(staff_client
         {"amount": "0"},
         {"amount": "-5"},
         {"amount": "10000.01"},
+        {"amount": "١٢"},
         {"expires_at_0": "2000-01-01", "expires_at_1": "00:00:00"},
     ],
 )
@@ -248,7 +249,10 @@ def test_each_add_credit_form_is_a_new_cause(staff_client, user):
     assert Wallet.objects.get(pk=wallet.pk).balance == 2
 
 
-@pytest.mark.parametrize("fields", [{"amount": "0"}, {"amount": "-3"}, {"amount": "abc"}, {"reason": ""}])
+@pytest.mark.parametrize(
+    "fields",
+    [{"amount": "0"}, {"amount": "-3"}, {"amount": "abc"}, {"amount": "١٢"}, {"amount": "１２"}, {"reason": ""}],
+)
 def test_add_credit_refuses_bad_input_and_credits_nothing(staff_client, user, fields):
     wallet = wallet_get_or_create(user=user)
     url = f"{WALLETS_URL}{wallet.pk}/add-credit/"
@@ -286,7 +290,7 @@ def test_debit_writes_a_negative_adjustment_naming_the_operator_and_keeps_the_he
     assert LogEntry.objects.filter(object_id=str(wallet.pk), change_message__startswith="Debited 5.5").exists()
 
 
-@pytest.mark.parametrize("amount", ["6.000001", "0", "-1", "abc"])
+@pytest.mark.parametrize("amount", ["6.000001", "0", "-1", "abc", "٣"])
 def test_a_debit_past_spendable_or_not_positive_is_refused_and_writes_nothing(staff_client, user, amount):
     wallet = seed(user, "10")
     hold_place(user=user, amount=Decimal("4"), cause_type="job", cause_id="running")

@@ -99,6 +99,7 @@ def test_json_that_is_not_json_is_malformed(user, auth_client, alert_at_ten, lit
     assert alert_threshold(user) == 10
 
 
+NOT_PLAIN = "Give the amount as a JSON number or a string of ASCII digits, such as 12.50."
 # Decimal() reads every one of these as a number.
 NOT_PLAIN_AMOUNTS = {
     "arabic-indic": "١٢",
@@ -119,8 +120,7 @@ def test_a_top_up_in_other_digits_is_refused_and_credits_nothing(user, auth_clie
 
     response = auth_client.post("/v1/wallet/top-up", {"amount": amount, "method": "manual"}, format="json")
 
-    problem = assert_problem(response, 400, "validation_error")
-    assert list(problem["errors"]) == ["amount"]
+    assert assert_problem(response, 400, "validation_error")["errors"] == {"amount": [NOT_PLAIN]}
     assert not TopUp.objects.exists()
     assert not LedgerEntry.objects.exists()
 
@@ -150,7 +150,7 @@ def test_every_money_setting_takes_ascii_digits_only(user, auth_client, path, bo
 
     response = auth_client.put(path, body, format="json")
 
-    assert list(assert_problem(response, 400, "validation_error")["errors"]) == [field]
+    assert assert_problem(response, 400, "validation_error")["errors"] == {field: [NOT_PLAIN]}
     assert WalletSettings.objects.filter(wallet__user=user).values().first() == before
 
 

@@ -22,6 +22,12 @@ ProblemSerializer = inline_serializer(
             required=False,
             help_text="Validation problems only: field -> messages.",
         ),
+        "unknown_fields": serializers.ListField(
+            child=serializers.CharField(),
+            required=False,
+            help_text="validation_error only: the body's members the operation does not have, named as sent "
+            "(a dotted path inside a nested object, glossary[1].note).",
+        ),
     },
 )
 

@@ -49,7 +49,8 @@ register(
     "validation_error",
     400,
     "Invalid request",
-    "One or more fields are invalid; `errors` maps each field to its messages.",
+    "One or more fields are invalid; `errors` maps each field to its messages, and `unknownFields` lists "
+    "members the operation does not have (or spelt otherwise than in camelCase, or given twice) as sent.",
 )
 register("malformed_request", 400, "Malformed request", "The body could not be parsed (for example invalid JSON).")
 register("invalid_credentials", 401, "Invalid credentials", "The email address or password is wrong.")

@@ -23,7 +23,7 @@ class MoneyFormField(forms.DecimalField):
         kwargs.setdefault("min_value", Decimal("0.000001"))
         super().__init__(**kwargs)
 
-    def to_python(self, value: Any) -> Decimal | None:
+    def to_python(self, value: Any) -> Decimal | None:  # type: ignore[override]  # the stubs type it as IntegerField's
         if isinstance(value, str) and value.strip() and not money_text_is_plain(value.strip()):
             raise ValidationError(self.error_messages["plain"], code="plain")
         return super().to_python(value)

@@ -11,7 +11,6 @@ from rest_framework import serializers
 
 from core.errors import ValidationFailed
 from core.money import money_text_is_plain
-from core.parsers import name_camelize
 
 NOT_A_FIELD = "This field is not part of this operation."
 
@@ -53,7 +52,7 @@ def _members_unknown(serializer: serializers.Serializer, data: Any, path: str = 
     wire_names: dict[str, str] = getattr(data, "wire_names", {})
     found = {path + name: reason for name, reason in getattr(data, "refused_names", {}).items()}
     for name, value in data.items():
-        shown = path + wire_names.get(name, name_camelize(str(name)))
+        shown = path + wire_names.get(name, str(name))  # a multipart part: named as sent
         field = serializer.fields.get(name)
         if field is None or field.read_only:
             found[shown] = NOT_A_FIELD

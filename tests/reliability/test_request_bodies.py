@@ -21,7 +21,7 @@ from core.uploads import MULTIPART_OVERHEAD_BYTES
 from tests.e2e.processes import Services
 from tests.factories import UserFactory
 from tests.support.pdfs import pdf_bytes
-from tests.support.raw_http import RawAnswer, RawRequest, spooled_bytes
+from tests.support.raw_http import RawAnswer, RawRequest, multipart, spooled_bytes
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 
@@ -152,13 +152,6 @@ def test_a_chunked_body_stops_being_read_at_the_route_limit(server: Server, path
     assert sent < SENDS_AT_MOST
     # What was spooled is what was read: the limit and at most one more message.
     assert server.peak <= limit + 256 * 1024
-
-
-def multipart(pdf: bytes) -> tuple[bytes, str]:
-    boundary = "bts-test-boundary"
-    head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="book.pdf"\r\n'
-    head += "Content-Type: application/pdf\r\n\r\n"
-    return head.encode() + pdf + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
 def test_a_body_within_the_limit_reaches_the_api_whole(server: Server):

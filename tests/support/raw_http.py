@@ -83,6 +83,15 @@ class RawRequest:
         self.socket.close()
 
 
+def multipart(content: bytes, *, file_name: str = "book.pdf") -> tuple[bytes, str]:
+    """A multipart/form-data body with `content` as the part `file`; the body and its
+    Content-Type."""
+    boundary = "bts-test-boundary"
+    head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{file_name}"\r\n'
+    head += "Content-Type: application/octet-stream\r\n\r\n"
+    return head.encode() + content + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
 def spooled_bytes(*, pid: int, folder: Path) -> int:
     """The bytes held on disk under `folder` for the process `pid`: its open files there
     (deleted ones too, as Python's unnamed temporary files are) or, if more, the files

@@ -1,7 +1,7 @@
 """The route table the ASGI body limits read (core/asgi_limits.py): every route that
 receives a file declares its limit, so none falls back to the small JSON limit unnoticed,
 and the public routes are the ones the schema calls public. The limits themselves are
-proven on a real server in tests/reliability/test_request_bodies.py."""
+proven on a real server in tests/reliability/test_body_limits.py."""
 
 from __future__ import annotations
 

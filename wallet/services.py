@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import Conflict, ServiceError, ValidationFailed
+from core.money import money_text_is_plain
 from wallet.models import (
     CREDIT_KINDS,
     ZERO,
@@ -45,10 +46,12 @@ class InsufficientCredit(ServiceError):
 
 
 def money_quantize(*, value: Decimal | int | str, field: str = "amount", allow_zero: bool = False) -> Decimal:
-    """The value as a Decimal of 6 places; refuses floats, non-numbers, negatives (and zero
-    unless allowed)."""
+    """The value as a Decimal of 6 places; refuses floats, non-numbers, text other than ASCII
+    digits with a sign and a point, negatives (and zero unless allowed)."""
     if isinstance(value, (float, bool)):
         raise ValidationFailed({field: ["Give money as a Decimal, never a float."]})
+    if isinstance(value, str) and not money_text_is_plain(value):  # "١٢", "1_000", " 5", "1e3"
+        raise ValidationFailed({field: ["Write the amount in ASCII digits, such as 12.50."]})
     try:
         amount = Decimal(value).quantize(QUANTUM, rounding=ROUND_HALF_UP)
     except (InvalidOperation, TypeError, ValueError):

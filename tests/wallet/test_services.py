@@ -72,7 +72,9 @@ def test_same_cause_id_under_different_credit_kinds_credits_each(user):
     assert Wallet.objects.get(user=user).balance == D(3)
 
 
-@pytest.mark.parametrize("amount", [D(0), D("-1"), D("0.0000001"), "abc", 1.5, D("NaN"), D("Infinity")])
+@pytest.mark.parametrize(
+    "amount", [D(0), D("-1"), D("0.0000001"), "abc", 1.5, D("NaN"), D("Infinity"), "١٢", "１２", "1_000", "1e3", " 5"]
+)
 def test_credit_refuses_amounts_that_are_not_positive_decimals(user, amount):
     with pytest.raises(ValidationFailed):
         wallet_credit(user=user, amount=amount, kind="top_up_credit", cause_type="top_up", cause_id="t")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,8 @@ from rest_framework.request import Request
 
 from core import errors
 from core.uploads import MULTIPART_OVERHEAD_BYTES, UploadLimits
+
+logger = logging.getLogger(__name__)
 
 Scope = dict[str, Any]
 Message = Mapping[str, Any]
@@ -113,6 +116,9 @@ def credential_accepted(*, scope: Scope, authenticators: tuple[type, ...]) -> bo
         try:
             return bool(request.user and request.user.is_authenticated)
         except APIException:  # a credential sent but refused: Django will say which way
+            return False
+        except Exception:  # the database unreachable, say: Django meets it too, and answers
+            logger.exception("Could not check the credential of a request with a body.")
             return False
     finally:
         connections.close_all()  # this thread is outside Django's request cycle

@@ -62,7 +62,7 @@ class BodyPolicy:
 
     reads_body: bool
     max_bytes: int = 0
-    authenticators: tuple[type, ...] = ()  # empty: the route is public
+    authenticators: tuple[type, ...] | None = None  # None: the route is public
     problem_extra: dict[str, int] = field(default_factory=dict)  # what the 413 names
 
 
@@ -88,7 +88,7 @@ def body_policy(*, path: str, method: str) -> BodyPolicy:
     if method in _BODYLESS_METHODS or not handles or method.lower() not in view_class.http_method_names:
         return BodyPolicy(reads_body=False)
     public = any(permission is AllowAny for permission in attribute("permission_classes") or ())
-    authenticators = () if public else tuple(attribute("authentication_classes") or ())
+    authenticators = None if public else tuple(attribute("authentication_classes") or ())
     file_limits: Callable[[], UploadLimits] | None = attribute("body_file_limits")
     if file_limits is None:
         return _small_body(authenticators)
@@ -101,7 +101,7 @@ def body_policy(*, path: str, method: str) -> BodyPolicy:
     )
 
 
-def _small_body(authenticators: tuple[type, ...] = ()) -> BodyPolicy:
+def _small_body(authenticators: tuple[type, ...] | None = None) -> BodyPolicy:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return BodyPolicy(
         reads_body=True, max_bytes=limit, authenticators=authenticators, problem_extra={"maxBodyBytes": limit}
@@ -149,7 +149,7 @@ class RequestBodyLimits:
             await _too_large(send, path=path, policy=policy)
 
     async def _credential_accepted(self, scope: Scope, policy: BodyPolicy) -> bool:
-        if not policy.authenticators:
+        if policy.authenticators is None:
             return True
         return await sync_to_async(credential_accepted, thread_sensitive=False)(
             scope=scope, authenticators=policy.authenticators

@@ -35,7 +35,7 @@ def test_the_policy_of_a_few_routes(settings):
 
     assert (upload.reads_body, upload.problem_extra) == (True, {"maxFileSizeBytes": settings.UPLOAD_MAX_BYTES})
     assert upload.authenticators  # a credential is needed before it is read
-    assert (estimate.reads_body, estimate.authenticators) == (True, ())  # public
+    assert (estimate.reads_body, estimate.authenticators) == (True, None)  # public
     assert json_route.max_bytes == settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     assert not body_policy(path="/v1/uploads", method="GET").reads_body
     assert not body_policy(path="/v1/meta", method="POST").reads_body

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import re
 import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -37,6 +36,7 @@ from bookstructure.words import word_list
 from core.errors import ServiceError
 from core.markdown import markdown_unescape
 from core.storage import storage_delete_quietly
+from core.uploads import owned_temporary_file
 from projects.events import status_changed_publish
 from projects.jobs import job_stop_for_failed_source, job_wake_if_ready
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
@@ -272,7 +272,7 @@ def source_local_copy(project: Project) -> Iterator[Path]:
         yield local
         return
     suffix = Path(project.source_file_name or project.source_object_key).suffix
-    with tempfile.NamedTemporaryFile(prefix="source-", suffix=suffix) as copy:
+    with owned_temporary_file(suffix=suffix) as copy:  # a worker killed meanwhile: swept
         with default_storage.open(project.source_object_key, "rb") as stored:
             shutil.copyfileobj(stored, copy, _COPY_CHUNK_BYTES)
         copy.flush()

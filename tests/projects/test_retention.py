@@ -71,7 +71,9 @@ def test_the_periodic_tasks_are_scheduled_and_registered(settings):
     assert {
         "projects.tasks.retention_purge",
         "projects.tasks.uploads_expired_purge",
+        "projects.tasks.uploads_orphaned_purge",
         "projects.tasks.normalize_stale_requeue",
         "core.tasks.idempotency_records_purge",
+        "core.tasks.upload_temporary_files_sweep",
     } <= scheduled
     assert scheduled <= set(app.tasks)

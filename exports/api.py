@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.authentication import request_user
 from core.idempotency import idempotent
 from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
@@ -19,12 +20,18 @@ from exports import services
 from exports.book import ExportOptions
 from exports.renderers import media_types
 from exports.serializers import ExportFileSerializer, ExportRequestSerializer
-from projects.api import owned_project
+from projects.models import Project
+from projects.selectors import project_get_for_owner
 
 # Binary formats first: a client generator that picks one media type takes bytes.
 DOWNLOAD_MEDIA_TYPES = sorted(
     {*media_types(), services.ARCHIVE_MIME}, key=lambda media: (media.startswith("text/"), media)
 )
+
+
+def _owned_project(request: Request, project_id: str) -> Project:
+    """The caller's book from the path (projects' read layer); anyone else's is a 404."""
+    return project_get_for_owner(owner=request_user(request), project_id=project_id)
 
 
 class ExportRequestView(APIView):
@@ -40,7 +47,7 @@ class ExportRequestView(APIView):
     )
     @idempotent
     def post(self, request: Request, project_id: str) -> Response:
-        project = owned_project(request, project_id)  # someone else's book: 404, whatever the body
+        project = _owned_project(request, project_id)  # someone else's book: 404, whatever the body
         data = validated(ExportRequestSerializer, request.data)
         options = ExportOptions(
             bilingual=data["bilingual"],
@@ -60,7 +67,7 @@ class ExportListView(APIView):
         description="The files made from the book as it now is, ready to download (only formats already made).",
     )
     def get(self, request: Request, project_id: str) -> Response:
-        files = services.fresh_exports(project=owned_project(request, project_id))
+        files = services.fresh_exports(project=_owned_project(request, project_id))
         return Response(ExportFileSerializer(files, many=True).data)
 
 
@@ -86,7 +93,7 @@ class ExportFileView(APIView):
         "it was made (the problem carries `exportRequest`, the request that makes a fresh one).",
     )
     def get(self, request: Request, project_id: str, name: str) -> FileResponse | HttpResponseRedirect:
-        export = services.export_for_download(project=owned_project(request, project_id), file_name=name)
+        export = services.export_for_download(project=_owned_project(request, project_id), file_name=name)
         if services.storage_redirects():
             return HttpResponseRedirect(services.download_url(export))
         response = FileResponse(

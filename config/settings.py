@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "accounts",
     "projects",
     "wallet",
+    "translation",
     "exports",
     "webhooks",
 ]

@@ -28,7 +28,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from core.metrics import process_registry
 from core.metrics_collectors import SCRAPE_REGISTRY
-from translation.engines import model_status
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +82,21 @@ CHECKS: dict[str, Callable[[], None]] = {
 }
 
 
+# The engine's status, as the translation app reports it (it provides this in its
+# AppConfig.ready: core imports no app above it).
+_engine_status_source: Callable[[], Any] | None = None
+
+
+def engine_status_provide(source: Callable[[], Any]) -> None:
+    """The translation app's engine status (a dataclass instance), for /readyz's body."""
+    global _engine_status_source
+    _engine_status_source = source
+
+
 def _engine_status() -> dict[str, Any]:
-    return asdict(model_status())
+    if _engine_status_source is None:
+        raise LookupError("no translation engine is installed")
+    return asdict(_engine_status_source())
 
 
 def _outcome(name: str, future: Future[Any], timeout: float) -> tuple[bool, Any]:

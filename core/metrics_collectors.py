@@ -4,21 +4,19 @@ and webhook deliveries by status.
 
 Every web node reports the same figures (they come from shared stores), so dashboards
 take `max` across nodes. A source that cannot be read is skipped for that scrape and
-`bts_metrics_collector_up{collector=...}` says 0. Models are looked up through the app
-registry, so the webhooks collector is simply absent while that app is not installed.
+`bts_metrics_collector_up{collector=...}` says 0. The queues are core's own; each app
+registers the sources of its rows in its AppConfig.ready (`scrape_source_register`:
+projects/metrics.py, wallet/metrics.py, webhooks/metrics.py), so core imports no app.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from decimal import Decimal
 
 import redis
-from django.apps import apps
 from django.conf import settings
-from django.db.models import Count, Min, Sum
-from django.utils import timezone
+from django.db.models import Count, Model
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -59,85 +57,30 @@ def _queue_metrics() -> Iterator[Metric]:
     yield unacked
 
 
-def _counts_by(model_label: str, field: str) -> dict[str, int]:
-    """Rows of a model per value of a choices field, every choice present (0 when none)."""
-    model = apps.get_model(model_label)
+def counts_by_choice(model: type[Model], field: str) -> dict[str, int]:
+    """Rows of a model per value of a choices field, every choice present (0 when none): what
+    an app's scrape-time source counts its rows by."""
     counts = {str(value): 0 for value, _ in model._meta.get_field(field).choices or []}
     for row in model.objects.order_by().values(field).annotate(rows=Count("pk")):
         counts[str(row[field])] = row["rows"]
     return counts
 
 
-def _job_metrics() -> Iterator[Metric]:
-    jobs = GaugeMetricFamily("bts_jobs", "Jobs (batches) by status.", labels=["status"])
-    for status, rows in _counts_by("projects.Job", "status").items():
-        jobs.add_metric([status], rows)
-    yield jobs
-    job_model = apps.get_model("projects.Job")
-    oldest = job_model.objects.filter(status="Queued").aggregate(oldest=Min("enqueued_at"))["oldest"]
-    age = GaugeMetricFamily(
-        "bts_jobs_oldest_queued_age_seconds", "How long the oldest Queued job has waited (0 when none)."
-    )
-    age.add_metric([], max((timezone.now() - oldest).total_seconds(), 0.0) if oldest else 0.0)
-    yield age
+Source = Callable[[], Iterator[Metric]]
+_sources: dict[str, Source] = {"queues": _queue_metrics}
 
 
-def _page_metrics() -> Iterator[Metric]:
-    pages = GaugeMetricFamily("bts_pages", "Pages of every book by status.", labels=["status"])
-    for status, rows in _counts_by("projects.Page", "status").items():
-        pages.add_metric([status], rows)
-    yield pages
-
-
-def _hold_metrics() -> Iterator[Metric]:
-    hold_model = apps.get_model("wallet.Hold")
-    totals = hold_model.objects.filter(state="open").aggregate(holds=Count("pk"), amount=Sum("amount"))
-    count = GaugeMetricFamily("bts_wallet_holds_open", "Open holds on wallets (batches queued or running).")
-    count.add_metric([], totals["holds"] or 0)
-    amount = GaugeMetricFamily("bts_wallet_holds_open_usd", "USD reserved by open holds.")
-    amount.add_metric([], float(totals["amount"] or Decimal(0)))
-    yield count
-    yield amount
-
-
-def _webhook_metrics() -> Iterator[Metric]:
-    deliveries = GaugeMetricFamily(
-        "bts_webhook_deliveries",
-        "Webhook deliveries by status (failed: given up, dead: every retry failed).",
-        labels=["status"],
-    )
-    for status, rows in _counts_by("webhooks.WebhookDelivery", "status").items():
-        deliveries.add_metric([status], rows)
-    yield deliveries
-    delivery_model = apps.get_model("webhooks.WebhookDelivery")
-    retrying = GaugeMetricFamily(
-        "bts_webhook_deliveries_retrying", "Pending webhook deliveries whose earlier attempts failed."
-    )
-    retrying.add_metric([], delivery_model.objects.filter(status="pending", attempt_count__gt=0).count())
-    yield retrying
-
-
-def _webhooks_installed() -> bool:
-    try:
-        apps.get_model("webhooks.WebhookDelivery")
-    except LookupError:
-        return False
-    return True
+def scrape_source_register(name: str, source: Source) -> None:
+    """An app's scrape-time source (its AppConfig.ready registers it: core knows no app's
+    models); registering a name again replaces it."""
+    _sources[name] = source
 
 
 class ScrapeTimeCollector(Collector):
     """Each source read at scrape time; one that fails is logged and reported down."""
 
-    def sources(self) -> dict[str, Callable[[], Iterator[Metric]]]:
-        sources: dict[str, Callable[[], Iterator[Metric]]] = {
-            "queues": _queue_metrics,
-            "jobs": _job_metrics,
-            "pages": _page_metrics,
-            "holds": _hold_metrics,
-        }
-        if _webhooks_installed():
-            sources["webhooks"] = _webhook_metrics
-        return sources
+    def sources(self) -> dict[str, Source]:
+        return dict(_sources)
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily(

@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from core.money import money_text_is_plain
+from core.money import MONEY_DIGITS, MONEY_PLACES, MONEY_QUANTUM, money_text_is_plain
 
 
 class MoneyFormField(forms.DecimalField):
@@ -18,9 +18,9 @@ class MoneyFormField(forms.DecimalField):
     default_error_messages = {"plain": "Type the amount in ASCII digits, such as 12.50."}
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("max_digits", 18)
-        kwargs.setdefault("decimal_places", 6)
-        kwargs.setdefault("min_value", Decimal("0.000001"))
+        kwargs.setdefault("max_digits", MONEY_DIGITS)
+        kwargs.setdefault("decimal_places", MONEY_PLACES)
+        kwargs.setdefault("min_value", MONEY_QUANTUM)
         super().__init__(**kwargs)
 
     def to_python(self, value: Any) -> Decimal | None:  # type: ignore[override]  # the stubs type it as IntegerField's

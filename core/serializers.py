@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.errors import ValidationFailed
-from core.money import money_text_is_plain
+from core.money import MONEY_DIGITS, MONEY_PLACES, money_text_is_plain
 
 NOT_A_FIELD = "This field is not part of this operation."
 
@@ -97,8 +97,8 @@ class MoneyField(serializers.DecimalField):
     }
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("max_digits", 18)
-        kwargs.setdefault("decimal_places", 6)
+        kwargs.setdefault("max_digits", MONEY_DIGITS)
+        kwargs.setdefault("decimal_places", MONEY_PLACES)
         kwargs.setdefault("coerce_to_string", False)
         super().__init__(**kwargs)
 

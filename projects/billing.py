@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from decimal import ROUND_UP, Decimal
+from decimal import Decimal
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
-from core.money import exact_sum
+from core.money import exact_sum, round_estimate_up
 from projects.models import Page, PageStatus, Project, Upload
 from translation.engines import cost_usd
 from translation.engines.base import TOKENS_PER_WORD
@@ -109,7 +109,7 @@ def _book_pages(project: Project) -> QuerySet[Page]:
 
 def _project_book_cost(*, project: Project, page_count: int, measured_pages: int, measured_cost: Decimal) -> BookCost:
     if measured_pages:
-        cost_per_page = (measured_cost / measured_pages).quantize(Decimal("0.000001"), rounding=ROUND_UP)
+        cost_per_page = round_estimate_up(measured_cost / measured_pages)
         return book_cost(page_count=page_count, cost_per_page=cost_per_page, measured=True)
     upload = (
         Upload.objects.filter(storage_key=project.source_object_key).only("word_estimate", "page_count").first()

@@ -8,6 +8,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from core.money import MONEY_DIGITS, MONEY_PLACES
+
 
 class SourceKind(models.TextChoices):
     PDF = "pdf", "PDF"
@@ -196,7 +198,11 @@ class Page(models.Model):
     status = models.CharField(max_length=12, choices=PageStatus.choices, default=PageStatus.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     cost_usd = models.DecimalField(
-        max_digits=18, decimal_places=6, null=True, blank=True, help_text="measured engine cost of its translation"
+        max_digits=MONEY_DIGITS,
+        decimal_places=MONEY_PLACES,
+        null=True,
+        blank=True,
+        help_text="measured engine cost of its translation",
     )
     job = models.ForeignKey(
         "Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="pages", help_text="its latest batch"
@@ -275,11 +281,11 @@ class Job(models.Model):
     queue_position = models.BigIntegerField(db_index=True)
     rung = models.PositiveIntegerField(help_text="the approval count the batch was cut at")
     page_count = models.PositiveIntegerField()
-    held_usd = models.DecimalField(max_digits=18, decimal_places=6, default=Decimal(0))
-    charged_usd = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
+    held_usd = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, default=Decimal(0))
+    charged_usd = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True)
     measured_usd = models.DecimalField(
-        max_digits=18,
-        decimal_places=6,
+        max_digits=MONEY_DIGITS,
+        decimal_places=MONEY_PLACES,
         null=True,
         blank=True,
         help_text="what its translated pages measured, at settlement: above charged_usd when the charge was "

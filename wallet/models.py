@@ -18,6 +18,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core.money import MONEY_DIGITS, MONEY_PLACES
+
 ZERO = Decimal("0.000000")
 
 
@@ -26,8 +28,8 @@ class Wallet(models.Model):
     transaction as the ledger entry that explains the change."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="wallet")
-    balance = models.DecimalField(max_digits=18, decimal_places=6, default=ZERO)
-    reserved = models.DecimalField(max_digits=18, decimal_places=6, default=ZERO)
+    balance = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, default=ZERO)
+    reserved = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, default=ZERO)
     unlimited = models.BooleanField(default=False, help_text="whitelisted: never held or charged")
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -75,10 +77,12 @@ class LedgerEntry(models.Model):
     wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="entries")
     kind = models.CharField(max_length=16, choices=EntryKind.choices)
     amount = models.DecimalField(
-        max_digits=18, decimal_places=6, help_text="signed change to spendable credit (see module docstring)"
+        max_digits=MONEY_DIGITS,
+        decimal_places=MONEY_PLACES,
+        help_text="signed change to spendable credit (see module docstring)",
     )
-    balance_after = models.DecimalField(max_digits=18, decimal_places=6)
-    reserved_after = models.DecimalField(max_digits=18, decimal_places=6)
+    balance_after = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
+    reserved_after = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     cause_type = models.CharField(max_length=16, choices=CauseType.choices)
     cause_id = models.CharField(max_length=128)
     memo = models.CharField(max_length=255, blank=True, default="")
@@ -123,11 +127,11 @@ class Hold(models.Model):
     its amount, the rest released) or released once."""
 
     wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="holds")
-    amount = models.DecimalField(max_digits=18, decimal_places=6)
+    amount = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     state = models.CharField(max_length=8, choices=HoldState.choices, default=HoldState.OPEN)
     cause_type = models.CharField(max_length=16, choices=CauseType.choices)
     cause_id = models.CharField(max_length=128)
-    settled_amount = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
+    settled_amount = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True)
     charge_entry = models.OneToOneField(
         LedgerEntry, null=True, blank=True, on_delete=models.PROTECT, related_name="settled_hold"
     )
@@ -163,12 +167,22 @@ class WalletSettings(models.Model):
     changing a preference never waits on (or blocks) a ledger write."""
 
     wallet = models.OneToOneField(Wallet, on_delete=models.CASCADE, related_name="preferences")
-    auto_top_up_threshold = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
-    auto_top_up_amount = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
-    auto_top_up_monthly_cap = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
-    low_balance_threshold = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
+    auto_top_up_threshold = models.DecimalField(
+        max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True
+    )
+    auto_top_up_amount = models.DecimalField(
+        max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True
+    )
+    auto_top_up_monthly_cap = models.DecimalField(
+        max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True
+    )
+    low_balance_threshold = models.DecimalField(
+        max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True
+    )
     low_balance_alerted_at = models.DateTimeField(null=True, blank=True)
-    monthly_spending_ceiling = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
+    monthly_spending_ceiling = models.DecimalField(
+        max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True
+    )
     stripe_customer_id = models.CharField(max_length=255, blank=True, default="")
 
     class Meta:
@@ -253,9 +267,9 @@ class TopUp(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="top_ups")
     method = models.CharField(max_length=8, choices=TopUpMethod.choices)
     origin = models.CharField(max_length=8, choices=TopUpOrigin.choices, default=TopUpOrigin.API)
-    amount = models.DecimalField(max_digits=18, decimal_places=6)
+    amount = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     status = models.CharField(max_length=10, choices=TopUpStatus.choices, default=TopUpStatus.PENDING)
-    credited_amount = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
+    credited_amount = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True)
     message = models.CharField(max_length=500, blank=True)
     provider_reference = models.CharField(
         max_length=255, blank=True, help_text="Stripe Checkout Session or PaymentIntent id, or the crypto invoice id"
@@ -314,7 +328,7 @@ class TopUp(models.Model):
 class RedeemBatch(models.Model):
     """A batch of credit codes an operator issued: N codes of one amount."""
 
-    amount = models.DecimalField(max_digits=18, decimal_places=6)
+    amount = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     count = models.PositiveIntegerField()
     expires_at = models.DateTimeField(null=True, blank=True)
     note = models.CharField(max_length=255, blank=True)

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from decimal import ROUND_DOWN, ROUND_UP, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from accounts.models import User
 from core.errors import ServiceError
+from core.money import MONEY_QUANTUM, round_cap_down, round_estimate_up
 from wallet.models import ZERO, Wallet
 from wallet.selectors import spent_this_month, wallet_settings_of
-from wallet.services import QUANTUM, InsufficientCredit
+from wallet.services import InsufficientCredit
 
 
 class SpendingCeilingReached(ServiceError):
@@ -87,11 +88,6 @@ def tier_for(cost_per_page: Decimal) -> tuple[int, PriceTier] | None:
     return None
 
 
-def _money(value: Decimal) -> Decimal:
-    """Rounded up to the money quantum: an estimate never rounds below the cost."""
-    return value.quantize(QUANTUM, rounding=ROUND_UP)
-
-
 @dataclass(frozen=True)
 class BookCost:
     """What a whole book will cost: about `expected`, never more than `maximum`.
@@ -137,8 +133,8 @@ def book_cost(*, page_count: int, cost_per_page: Decimal, measured: bool) -> Boo
     if top is not None:
         calibration = Decimal(settings.CALIBRATION_HOLD_USD)
         rate = max(top, cost_per_page) if measured else top  # measured above the table: its own cost
-        maximum = _money(calibration + max(page_count - 1, 0) * rate) if page_count else ZERO
-    expected = _money(page_count * expected_rate)
+        maximum = round_estimate_up(calibration + max(page_count - 1, 0) * rate) if page_count else ZERO
+    expected = round_estimate_up(page_count * expected_rate)
     return BookCost(
         expected=expected if maximum is None else min(expected, maximum),
         maximum=maximum,
@@ -151,7 +147,7 @@ def batch_charge_cap(*, measured: Decimal, hold: Decimal, batch_pages: int, tran
     """What a batch may be charged: its measured cost, at most its hold pro rata of the pages
     it translated (so the pages that failed or were never run leave their share of the hold
     unused, and no page is charged more than the rate its hold was placed at)."""
-    share = (hold * translated_pages / max(batch_pages, 1)).quantize(QUANTUM, rounding=ROUND_DOWN)
+    share = round_cap_down(hold * translated_pages / max(batch_pages, 1))
     return min(measured, share)
 
 
@@ -185,7 +181,7 @@ def batch_quote(
     `measured_cost` so far, against the owner's wallet as it now is."""
     wallet = Wallet.objects.filter(user=owner).first() or Wallet(user=owner)
     estimable = measured_pages > 0
-    cost_per_page = _money(measured_cost / measured_pages) if estimable else ZERO
+    cost_per_page = round_estimate_up(measured_cost / measured_pages) if estimable else ZERO
     estimated = expected = ZERO
     tier_text = ""
     if estimable:
@@ -197,7 +193,8 @@ def batch_quote(
             # tier's own headroom above that (its ceiling over its expected rate).
             ceiling_rate = max(ceiling_rate, cost_per_page * found[1].ceiling / found[1].expected)
             expected_rate = cost_per_page
-        estimated, expected = _money(page_count * ceiling_rate), _money(page_count * expected_rate)
+        estimated = round_estimate_up(page_count * ceiling_rate)
+        expected = round_estimate_up(page_count * expected_rate)
         tier_text = f" (price tier {found[0]})" if found else ""
     quote = BatchQuote(
         can_start=True,
@@ -250,7 +247,7 @@ def batch_quote(
             explanation=f"Blocked by your monthly spending ceiling of {ceiling} USD: {spent} USD spent and "
             f"{wallet.reserved} USD held this month leave {max(room, ZERO)} USD.",
         )
-    needed = estimated if estimable else QUANTUM
+    needed = estimated if estimable else MONEY_QUANTUM
     if wallet.spendable < needed:
         shortfall = needed - wallet.spendable
         return replace(

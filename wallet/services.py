@@ -7,14 +7,14 @@ wallet row together with the ledger entry that explains it.
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import User
 from core.errors import Conflict, ServiceError, ValidationFailed
-from core.money import money_text_is_plain
+from core.money import money_text_is_plain, round_amount
 from wallet.models import (
     CREDIT_KINDS,
     ZERO,
@@ -31,8 +31,6 @@ from wallet.models import (
 )
 from wallet.signals import credit_landed, spending_room_grew
 
-QUANTUM = Decimal("0.000001")
-
 
 class InsufficientCredit(ServiceError):
     """Spendable credit does not cover the amount. `shortfall` (Decimal) is the missing
@@ -46,14 +44,14 @@ class InsufficientCredit(ServiceError):
 
 
 def money_quantize(*, value: Decimal | int | str, field: str = "amount", allow_zero: bool = False) -> Decimal:
-    """The value as a Decimal of 6 places; refuses floats, non-numbers, text other than ASCII
+    """The value as a money amount (core.money.round_amount); refuses floats, non-numbers, text other than ASCII
     digits with a sign and a point, negatives (and zero unless allowed)."""
     if isinstance(value, (float, bool)):
         raise ValidationFailed({field: ["Give money as a Decimal, never a float."]})
     if isinstance(value, str) and not money_text_is_plain(value):  # "١٢", "1_000", " 5", "1e3"
         raise ValidationFailed({field: ["Write the amount in ASCII digits, such as 12.50."]})
     try:
-        amount = Decimal(value).quantize(QUANTUM, rounding=ROUND_HALF_UP)
+        amount = round_amount(Decimal(value))
     except (InvalidOperation, TypeError, ValueError):
         raise ValidationFailed({field: ["Not a number."]}) from None
     if not amount.is_finite() or amount < 0 or (amount == 0 and not allow_zero):

@@ -32,6 +32,7 @@ from django.utils import timezone
 import wallet.problems_stripe  # noqa: F401  (registers stripe_signature_invalid)
 from accounts.models import User
 from core.errors import NotFound, ServiceError, ValidationFailed
+from core.money import is_whole_cents
 from wallet import topups
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpStatus, WalletSettings
 from wallet.services import wallet_get_or_create
@@ -39,7 +40,6 @@ from wallet.services import wallet_get_or_create
 logger = logging.getLogger(__name__)
 
 CURRENCY = "usd"
-CENT = Decimal("0.01")
 # Stripe accepts a Checkout expiry between 30 minutes and 24 hours ahead.
 CHECKOUT_LIFETIME = timedelta(hours=1)
 # Where our reference travels on Checkout Sessions and PaymentIntents.
@@ -88,7 +88,7 @@ def _client_for(*, api_key: str, api_base: str, timeout: float) -> stripe.Stripe
 
 def _cents(amount: Decimal) -> int | None:
     """USD as Stripe's integer cents; None when the amount is not a whole number of cents."""
-    if amount != amount.quantize(CENT):
+    if not is_whole_cents(amount):
         return None
     return int(amount * 100)
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import NotFound, ServiceError, ValidationFailed
+from core.money import is_whole_cents
 from wallet.events import top_up_confirmed_publish
 from wallet.models import CauseType, EntryKind, SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus
 from wallet.services import money_quantize, wallet_credit
@@ -129,7 +130,7 @@ def _top_up_resume(
 def whole_cents(amount: Decimal, *, field: str = "amount") -> None:
     """Card and crypto processors bill whole cents: an amount they would round is refused,
     so what is credited is exactly what was paid."""
-    if amount != amount.quantize(Decimal("0.01")):
+    if not is_whole_cents(amount):
         raise ValidationFailed({field: ["A card or crypto top-up is a whole number of cents."]})
 
 

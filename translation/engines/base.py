@@ -7,17 +7,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import models
 
 from core.errors import ServiceError
+from core.money import round_amount
 from translation import problems  # noqa: F401  (registers the app's problem codes)
 from translation.languages import language_name
 
-USD_PLACES = Decimal("0.000001")
 TOKENS_PER_WORD = 4 / 3  # the usual estimate for subword tokenizers on European text
 
 
@@ -250,4 +250,4 @@ def cost_usd(*, prompt_tokens: int, completion_tokens: int) -> Decimal:
     input_rate = Decimal(str(settings.ENGINE_USD_PER_M_INPUT_TOKENS))
     output_rate = Decimal(str(settings.ENGINE_USD_PER_M_OUTPUT_TOKENS))
     total = (Decimal(prompt_tokens) * input_rate + Decimal(completion_tokens) * output_rate) / Decimal(1_000_000)
-    return total.quantize(USD_PLACES, rounding=ROUND_HALF_UP)
+    return round_amount(total)

@@ -1,2 +1,8 @@
-"""Accounts: users and sign-in (password, JWT, external identity tokens), the profile and
-preferences, avatars, scoped API keys, and the authentication classes every view uses."""
+"""accounts: users and sign-in (password, JWT, external identity tokens), the profile and
+preferences, avatars, scoped API keys, and the authentication classes every view uses.
+
+Layers: accounts imports only core. Every other app may import it (its models, selectors,
+services and authentication); it tells the apps above of an account closing, a password
+changed or a key revoked through Django signals (`accounts.signals`) they connect to in
+their `ready()`, which are to go through core's event bus (issue 16).
+"""

@@ -1,7 +1,7 @@
-"""The ASGI application: HTTP through Django, and (from the events work) the websocket hub
-at /v1/hub through Channels' protocol router. Request bodies are limited before Django
-reads them (core/asgi_limits.py), and the upload temporary files of server processes that
-died are swept when a server process starts (core/uploads.py)."""
+"""The ASGI application: HTTP through Django, and the websocket hub at /v1/hub through
+Channels' protocol router. Request bodies are limited before Django reads them
+(core/asgi_limits.py), and the upload temporary files of server processes that died are
+swept when a server process starts (core/uploads.py)."""
 
 import os
 

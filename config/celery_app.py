@@ -15,6 +15,7 @@ from celery.signals import (
     worker_process_init,
     worker_ready,
 )
+from django.conf import settings
 from kombu import Exchange, Queue
 
 from core.logging import (
@@ -30,7 +31,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("booktranslate")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # One direct exchange per queue name, so a message reaches exactly the queue it names.
-WORK_QUEUES = ("default", "process", "retry", "export", "webhooks")
+WORK_QUEUES: tuple[str, ...] = tuple(settings.WORK_QUEUES)
 app.conf.task_queues = [Queue(name, Exchange(name, type="direct"), routing_key=name) for name in WORK_QUEUES]
 app.autodiscover_tasks()
 

@@ -543,6 +543,8 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Book Translation Ser
 # --- Background work ------------------------------------------------------------------
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
+# The queues the workers consume (config/celery_app.py declares them; /metrics reads their depth).
+WORK_QUEUES = ("default", "process", "retry", "export", "webhooks")
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

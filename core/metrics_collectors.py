@@ -21,8 +21,6 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from config.celery_app import WORK_QUEUES
-
 logger = logging.getLogger(__name__)
 
 # kombu's Redis transport keeps a queue's messages of priority p > 0 in "<queue>\x06\x16<p>".
@@ -42,7 +40,7 @@ def _queue_metrics() -> Iterator[Metric]:
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_timeout=timeout, socket_connect_timeout=timeout)
     try:
         pipeline = client.pipeline(transaction=False)
-        for queue in WORK_QUEUES:
+        for queue in settings.WORK_QUEUES:
             for key in (queue, *(f"{queue}{_PRIORITY_SEPARATOR}{step}" for step in _PRIORITY_STEPS)):
                 pipeline.llen(key)
         pipeline.hlen(_UNACKED_KEY)
@@ -50,7 +48,7 @@ def _queue_metrics() -> Iterator[Metric]:
     finally:
         client.close()
     per_queue = 1 + len(_PRIORITY_STEPS)
-    for position, queue in enumerate(WORK_QUEUES):
+    for position, queue in enumerate(settings.WORK_QUEUES):
         depth.add_metric([queue], sum(lengths[position * per_queue : (position + 1) * per_queue]))
     unacked.add_metric([], lengths[-1])
     yield depth

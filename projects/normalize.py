@@ -464,7 +464,7 @@ def _normalize_finish(project: Project, *, page_count: int) -> None:
             # of the original input (the file itself stays at sourceObjectKey).
             project.source_path = project.source_file_name
             fields.append("source_path")
-        if project.status == ProjectStatus.CREATED:  # rendered inline (or queued before books moved at once)
+        if project.status == ProjectStatus.CREATED:  # normalized inline, or a row an older release left Created
             project.status = ProjectStatus.CALIBRATING
             project.status_changed_at = timezone.now()
             fields += ["status", "status_changed_at"]

@@ -44,7 +44,7 @@ def type_uri(code: str) -> str:
     return f"{settings.PROBLEM_TYPE_BASE}/{code}"
 
 
-# The codes of the foundation; later apps add theirs next to their services.
+# Core's own codes; each app registers its own in its problems module.
 register(
     "validation_error",
     400,

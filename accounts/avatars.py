@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import logging
 import secrets
-import warnings
 
 from django.conf import settings
 from django.core.files import File
@@ -23,6 +22,7 @@ from PIL import Image, ImageCms, ImageOps
 
 from accounts.models import User
 from core.errors import NotFound, ServiceError
+from core.images import ImageEmpty, ImageLimits, ImageRefused, ImageTooLarge, image_errors, image_open
 from core.uploads import UploadLimits, extension_of
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 AVATAR_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp")
 AVATAR_CONTENT_TYPE = "image/png"
 # The decoders Pillow may use; the content decides which one, never the file name.
-_PILLOW_FORMATS = ["PNG", "JPEG", "WEBP"]
+_PILLOW_FORMATS = ("PNG", "JPEG", "WEBP")
 
 
 class AvatarInvalid(ServiceError):
@@ -119,45 +119,31 @@ def _file_delete(key: str) -> None:
 
 def _avatar_encode(upload: File) -> bytes:
     """The upload decoded, checked and re-encoded as a square PNG; AvatarInvalid otherwise."""
+    limits = ImageLimits(max_pixels=settings.AVATAR_MAX_PIXELS, formats=_PILLOW_FORMATS)
     try:
-        # A decompression-bomb warning is a refusal, not a log line.
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            upload.seek(0)
-            with Image.open(upload, formats=_PILLOW_FORMATS) as probe:
-                _pixels_check(probe.size)
-                probe.verify()
-            # verify() leaves the image unusable and does not decode every format fully:
-            # reopen and load it all, which also catches truncated data.
-            upload.seek(0)
-            with Image.open(upload, formats=_PILLOW_FORMATS) as image:
-                _pixels_check(image.size)
-                # A big JPEG is decoded straight at a reduced scale (still at least AVATAR_SIZE).
-                image.draft("RGB", (settings.AVATAR_SIZE, settings.AVATAR_SIZE))
-                image.load()
-                square = _square(_srgb(ImageOps.exif_transpose(image)))
-    except AvatarInvalid:
-        raise
-    except (Image.DecompressionBombWarning, Image.DecompressionBombError):
-        raise AvatarInvalid("The avatar has too many pixels.") from None
-    except Exception as error:
-        # As Django's forms.ImageField does: whatever Pillow raises on untrusted bytes
-        # (UnidentifiedImageError, OSError for truncated data, SyntaxError, ValueError,
-        # struct.error, ...) means the file is not an image we accept.
-        logger.info("Avatar refused: %r", error)
-        raise AvatarInvalid("The avatar is not a PNG, JPEG or WebP image, or it is damaged.") from None
+        # verify() does not decode every format fully: loading it all catches truncated data.
+        with image_open(upload, limits=limits, verify=True) as image, image_errors():
+            # A big JPEG is decoded straight at a reduced scale (still at least AVATAR_SIZE).
+            image.draft("RGB", (settings.AVATAR_SIZE, settings.AVATAR_SIZE))
+            image.load()
+            square = _square(_srgb(ImageOps.exif_transpose(image)))
+    except ImageRefused as refused:
+        logger.info("Avatar refused: %r", refused)
+        raise AvatarInvalid(_refusal_detail(refused)) from None
     square.info.clear()  # the encoder reads ICC profile, EXIF and transparency from here
     buffer = io.BytesIO()
     square.save(buffer, format="PNG", optimize=True)
     return buffer.getvalue()
 
 
-def _pixels_check(size: tuple[int, int]) -> None:
-    width, height = size
-    if width * height > settings.AVATAR_MAX_PIXELS:
-        raise AvatarInvalid(f"The avatar has too many pixels ({width}x{height}; at most {settings.AVATAR_MAX_PIXELS}).")
-    if width < 1 or height < 1:
-        raise AvatarInvalid("The avatar has no pixels.")
+def _refusal_detail(refused: ImageRefused) -> str:
+    if isinstance(refused, ImageTooLarge):
+        if refused.width is None:
+            return "The avatar has too many pixels."
+        return f"The avatar has too many pixels ({refused.width}x{refused.height}; at most {refused.max_pixels})."
+    if isinstance(refused, ImageEmpty):
+        return "The avatar has no pixels."
+    return "The avatar is not a PNG, JPEG or WebP image, or it is damaged."
 
 
 def _srgb(image: Image.Image) -> Image.Image:

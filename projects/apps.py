@@ -6,9 +6,6 @@ class ProjectsConfig(AppConfig):
     verbose_name = "Projects"
 
     def ready(self) -> None:
-        from django.conf import settings
-        from PIL import Image
-
         from accounts.signals import account_closing
         from core.metrics_collectors import scrape_source_register
         from projects import problems  # noqa: F401  (registers the app's problem codes)
@@ -21,6 +18,3 @@ class ProjectsConfig(AppConfig):
         account_closing.connect(delete_on_account_closing, dispatch_uid="projects.delete_on_account_closing")
         scrape_source_register("jobs", job_metrics)
         scrape_source_register("pages", page_metrics)
-
-        # Pillow warns past this many pixels (and we refuse on its warning); one limit for all.
-        Image.MAX_IMAGE_PIXELS = settings.IMAGE_MAX_PIXELS

@@ -9,12 +9,12 @@ page. Memory stays flat whatever the page count.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import tempfile
-import warnings
 import zipfile
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +23,19 @@ from typing import Any, cast
 from django.conf import settings
 from pdf2image import convert_from_path
 from pdf2image.exceptions import PDFPageCountError, PDFPopplerTimeoutError, PDFSyntaxError
-from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+from PIL import Image, ImageOps
 
 from core.errors import ServiceError
+from core.images import (
+    ImageLimits,
+    ImageRefused,
+    ImageTooLarge,
+    ImageTooManyFrames,
+    ImageUnsupported,
+    image_errors,
+    image_open,
+    image_seek,
+)
 from projects.layout import pdf_layouts
 from projects.models import SourceKind
 from projects.poppler import poppler_run, poppler_tool
@@ -94,7 +104,7 @@ def pages_render(
 
 def thumbnail_make(png_path: Path) -> bytes:
     """A PNG of the page at most THUMBNAIL_SIZE pixels on its long side (never enlarged)."""
-    with Image.open(png_path) as image:
+    with image_open(png_path, limits=_rendered_limits()) as image:
         return _thumbnail_encode(image)
 
 
@@ -140,7 +150,7 @@ def _pdf_pages(path: Path, *, name: str, start_index: int) -> Generator[Rendered
             try:
                 for number in range(first, last + 1):
                     png_path = images[number]
-                    with Image.open(png_path) as image:
+                    with image_open(png_path, limits=_rendered_limits()) as image:
                         width, height = image.size
                     yield RenderedPage(
                         index=number,
@@ -322,49 +332,55 @@ def _folder_pages(path: Path, *, entries: tuple[str, ...], start_index: int) -> 
 
 
 def _image_pages(path: Path, *, name: str, start_index: int) -> Generator[RenderedPage, None, None]:
-    with tempfile.TemporaryDirectory(prefix="render-") as folder, _image_open(path, name=name) as image:
+    with (
+        tempfile.TemporaryDirectory(prefix="render-") as folder,
+        _image_open(path, name=name, max_frames=settings.MAX_PAGES) as image,
+    ):
         frames = getattr(image, "n_frames", 1)
-        if frames > settings.MAX_PAGES:
-            raise ServiceError(
-                f"The image has {frames} frames; at most {settings.MAX_PAGES} pages are allowed.",
-                code="too_many_pages",
-            )
         if frames == 1:
             if start_index <= 1:
                 yield from _image_page(image, folder=Path(folder), index=1, source_name=name)
             return
-        for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
-            if number < start_index:
-                continue
-            _pixels_guard(frame, name=f"{name} frame {number}")
+        for number in range(max(1, start_index), frames + 1):
+            with _refusals(f"{name} frame {number}"):
+                frame = image_seek(image, number - 1, limits=_image_limits())
             yield from _image_page(frame, folder=Path(folder), index=number, source_name=f"{name}#frame={number}")
 
 
-def _image_open(source: Path | io.BytesIO, *, name: str) -> Image.Image:
-    """Open an image of an accepted format, refusing one over IMAGE_MAX_PIXELS."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(source, formats=IMAGE_FORMATS)
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
-        raise ServiceError(f"{name} has more pixels than allowed.", code="image_too_large") from error
-    except UnidentifiedImageError as error:
-        raise ServiceError(f"{name} is not a PNG, JPEG, WebP or TIFF image.", code="zip_entry_unsupported") from error
-    except OSError as error:
-        raise ServiceError(f"{name} could not be read.", code="file_corrupt") from error
-    try:
-        _pixels_guard(image, name=name)
-    except ServiceError:
-        image.close()
-        raise
-    return image
+def _image_limits(*, max_frames: int | None = None) -> ImageLimits:
+    return ImageLimits(max_pixels=settings.IMAGE_MAX_PIXELS, formats=IMAGE_FORMATS, max_frames=max_frames)
 
 
-def _pixels_guard(image: Image.Image, *, name: str) -> None:
-    if image.width * image.height > settings.IMAGE_MAX_PIXELS:
+def _rendered_limits() -> ImageLimits:
+    """A page poppler rendered for us: a PNG within IMAGE_MAX_PIXELS (checked before rendering)."""
+    return ImageLimits(max_pixels=settings.IMAGE_MAX_PIXELS, formats=("PNG",))
+
+
+def _image_open(source: Path | io.BytesIO, *, name: str, max_frames: int | None = None) -> Image.Image:
+    """Open an image of an accepted format, refusing one over IMAGE_MAX_PIXELS (or over
+    `max_frames` frames)."""
+    with _refusals(name):
+        return image_open(source, limits=_image_limits(max_frames=max_frames))
+
+
+@contextlib.contextmanager
+def _refusals(name: str, *, decoding: bool = False) -> Iterator[None]:
+    """core.images' refusals as the problems a rendered page reports."""
+    try:
+        yield
+    except ImageTooManyFrames as refused:
         raise ServiceError(
-            f"{name} is {image.width} x {image.height} pixels: more than allowed.", code="image_too_large"
-        )
+            f"The image has {refused.frames} frames; at most {refused.max_frames} pages are allowed.",
+            code="too_many_pages",
+        ) from refused
+    except ImageTooLarge as refused:
+        size = f"is {refused.width} x {refused.height} pixels: more" if refused.width is not None else "has more pixels"
+        raise ServiceError(f"{name} {size} than allowed.", code="image_too_large") from refused
+    except ImageUnsupported as refused:
+        raise ServiceError(f"{name} is not a PNG, JPEG, WebP or TIFF image.", code="zip_entry_unsupported") from refused
+    except ImageRefused as refused:
+        problem = "could not be decoded" if decoding else "could not be read"
+        raise ServiceError(f"{name} {problem}.", code="file_corrupt") from refused
 
 
 def _image_page(
@@ -372,11 +388,9 @@ def _image_page(
 ) -> Generator[RenderedPage, None, None]:
     """Re-encode one image (orientation applied, RGB or greyscale, no metadata) and yield it."""
     png_path = folder / f"{index}.png"
-    try:
+    with _refusals(source_name, decoding=True), image_errors():
         page = _page_mode(ImageOps.exif_transpose(image))
         page.save(png_path, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    except (OSError, SyntaxError, ValueError) as error:  # truncated or malformed image data
-        raise ServiceError(f"{source_name} could not be decoded.", code="file_corrupt") from error
     try:
         thumbnail = _thumbnail_encode(page)
         yield RenderedPage(

@@ -6,11 +6,11 @@
   extension must be an accepted one and agree with the content;
 - every refusal is a `ServiceError` carrying one of the intake problem codes (a 4xx),
   never a parser's own exception;
-- the work is bounded: poppler runs with PDF_TOOL_TIMEOUT_SECONDS and no shell; an image's
-  size is compared with IMAGE_MAX_PIXELS (and Pillow's decompression-bomb warning is an
-  error) before it is decoded; a zip's entry count, declared sizes and compression ratios
-  are checked before any entry is read, and each image entry is then read through a
-  reader capped at its declared size, so a lying header is caught, never extracted;
+- the work is bounded: poppler runs with PDF_TOOL_TIMEOUT_SECONDS and no shell; an image is
+  opened by core.images, its size compared with IMAGE_MAX_PIXELS before it is decoded; a
+  zip's entry count, declared sizes and compression ratios are checked before any entry is
+  read, and each image entry is then read through a reader capped at its declared size, so
+  a lying header is caught, never extracted;
 - memory stays flat (pdftotext's output is counted as it streams, zip entries are spooled)
   and no temporary file outlives the call.
 """
@@ -29,7 +29,6 @@ import struct
 import subprocess
 import tempfile
 import threading
-import warnings
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +40,16 @@ from pdf2image.exceptions import PDFPageCountError, PDFPopplerTimeoutError
 from PIL import Image
 
 from core.errors import ServiceError
+from core.images import (
+    ImageEmpty,
+    ImageLimits,
+    ImageRefused,
+    ImageTooLarge,
+    ImageTooManyFrames,
+    image_check,
+    image_open,
+    image_seek,
+)
 from core.uploads import extension_of
 from projects.models import SourceKind
 from projects.sources import SourceInspection
@@ -133,9 +142,12 @@ def source_words_estimate(*, path: Path, inspection: SourceInspection) -> WordEs
 
 def _frame_open(path: Path) -> PageOpen:
     def open_page(index: int) -> Image.Image:
-        image = Image.open(path, formats=_PILLOW_FORMATS)
-        image.seek(index)
-        return image
+        image = image_open(path, limits=_image_limits())
+        try:
+            return image_seek(image, index, limits=_image_limits())
+        except BaseException:
+            image.close()
+            raise
 
     return open_page
 
@@ -145,7 +157,7 @@ def _zip_entry_open(path: Path, entries: tuple[str, ...]) -> PageOpen:
         # The entry passed the zip's checks (sizes, ratio, pixels) in source_inspect.
         with zipfile.ZipFile(path) as archive, archive.open(entries[index]) as entry:
             data = entry.read()
-        return Image.open(io.BytesIO(data), formats=_PILLOW_FORMATS)
+        return image_open(io.BytesIO(data), limits=_image_limits())
 
     return open_page
 
@@ -338,58 +350,34 @@ def _image_check(source: Path | IO[bytes], *, label: str, decode: bool) -> int:
     decode=False opens and verifies it (header, size, checksums where the format has
     them); decode=True also decodes every frame, which catches truncated data.
     """
-    with _image_errors(label):
-        with Image.open(source, formats=_PILLOW_FORMATS) as probe:
-            _pixels_check(probe.size, label)
-            probe.verify()
-        if not decode:
-            return 1
-        if not isinstance(source, Path):
-            source.seek(0)
-        with Image.open(source, formats=_PILLOW_FORMATS) as image:
-            frames = getattr(image, "n_frames", 1)
-            if frames > settings.MAX_PAGES:
-                raise _too_many_pages(frames)
-            for frame in range(frames):
-                image.seek(frame)
-                _pixels_check(image.size, label)
-                if image.format == "JPEG":
-                    # Decoded at a reduced scale: the whole stream is still read.
-                    image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))
-                image.load()
-        return frames
+    limits = _image_limits(max_frames=settings.MAX_PAGES if decode else None)
+    try:
+        return image_check(source, limits=limits, decode=decode)
+    except ImageRefused as refused:
+        raise _image_refusal(refused, label) from None
 
 
-def _pixels_check(size: tuple[int, int], label: str) -> None:
-    width, height = size
-    if width < 1 or height < 1:
-        raise ServiceError(f"{label} has no pixels.", code="file_corrupt")
-    if width * height > settings.IMAGE_MAX_PIXELS:
-        raise ServiceError(
-            f"{label} is {width} x {height} pixels; at most {settings.IMAGE_MAX_PIXELS} pixels are allowed.",
+def _image_limits(*, max_frames: int | None = None) -> ImageLimits:
+    return ImageLimits(max_pixels=settings.IMAGE_MAX_PIXELS, formats=_PILLOW_FORMATS, max_frames=max_frames)
+
+
+def _image_refusal(refused: ImageRefused, label: str) -> ServiceError:
+    """The intake problem for an image Pillow refused (core.images)."""
+    if isinstance(refused, ImageTooManyFrames):
+        return _too_many_pages(refused.frames)
+    if isinstance(refused, ImageTooLarge):
+        if refused.width is None:
+            return ServiceError(
+                f"{label} has more pixels than allowed (a decompression-bomb guard).", code="image_too_large"
+            )
+        return ServiceError(
+            f"{label} is {refused.width} x {refused.height} pixels; at most {refused.max_pixels} pixels are allowed.",
             code="image_too_large",
         )
-
-
-@contextlib.contextmanager
-def _image_errors(label: str) -> Iterator[None]:
-    """Pillow's errors on untrusted bytes as problems; its bomb warning as a refusal."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            yield
-    except ServiceError:
-        raise
-    except (Image.DecompressionBombWarning, Image.DecompressionBombError):
-        raise ServiceError(
-            f"{label} has more pixels than allowed (a decompression-bomb guard).", code="image_too_large"
-        ) from None
-    except Exception as error:
-        # As Django's ImageField does: whatever Pillow raises (UnidentifiedImageError,
-        # OSError for truncated data, SyntaxError, ValueError, struct.error, ...) means a
-        # file we cannot read.
-        logger.info("%s refused: %r", label, error)
-        raise ServiceError(f"{label} could not be read: it is damaged or truncated.", code="file_corrupt") from None
+    if isinstance(refused, ImageEmpty):
+        return ServiceError(f"{label} has no pixels.", code="file_corrupt")
+    logger.info("%s refused: %r", label, refused)
+    return ServiceError(f"{label} could not be read: it is damaged or truncated.", code="file_corrupt")
 
 
 # --- Zip -------------------------------------------------------------------------------------

@@ -34,13 +34,14 @@ import shutil
 import subprocess
 import tempfile
 import time
-import warnings
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 from PIL import Image, ImageChops
+
+from core.images import image_errors
 
 logger = logging.getLogger(__name__)
 
@@ -314,13 +315,13 @@ def image_pages(open_page: PageOpen) -> PageSource:
     """The pages of an image book (an image, a zip or a folder of images)."""
 
     def render(index: int, timeout: float) -> bytes:
-        with _bomb_guard(), open_page(index) as image:
+        with open_page(index) as image, image_errors():
             return ocr_pgm(image)
 
     def ink(indices: Sequence[int], timeout: float) -> InkPages:
         for index in indices:
             try:
-                with _bomb_guard(), open_page(index) as image:
+                with open_page(index) as image, image_errors():
                     small = ink_image(image)
             except Exception as error:  # a page we cannot decode: the others still count
                 logger.info("word estimate: page %s not measured: %r", index + 1, error)
@@ -353,11 +354,3 @@ def ocr_pgm(source: Image.Image) -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, format="PPM")
     return buffer.getvalue()
-
-
-@contextlib.contextmanager
-def _bomb_guard() -> Iterator[None]:
-    """Pillow's decompression-bomb warning as an error, as source_inspect has it."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        yield

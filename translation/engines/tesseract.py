@@ -34,10 +34,12 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from django.conf import settings
 from PIL import Image, ImageChops, ImageFilter
 
 from bookstructure.paragraphs import lines_join
 from bookstructure.words import vocabulary_collect, word_list
+from core.images import ImageLimits, ImageRefused, image_errors, image_open
 from core.markdown import block_start_escape, markdown_escape
 from translation.engines.base import EngineError
 
@@ -293,12 +295,22 @@ def _mean_confidence(words: Sequence[OcrWord]) -> float:
     return statistics.fmean(word.conf for word in words) if words else 0.0
 
 
+def _page_limits() -> ImageLimits:
+    """A page image normalize stored (a PNG it encoded, within IMAGE_MAX_PIXELS); opened
+    through core.images all the same, so no size or format is taken on trust."""
+    return ImageLimits(max_pixels=settings.IMAGE_MAX_PIXELS, formats=("PNG", "JPEG", "WEBP", "TIFF"))
+
+
 def page_read(image: bytes, *, command: Sequence[str], language: str | None, run: Runner) -> OcrReading:
     """The page image (PNG, JPEG, ...) read: its Markdown, layout and warnings. `command`
     is the Tesseract call up to its options (`tesseract stdin stdout -l eng`); `language`
-    the page's ISO 639-1 code (its word list rejoins hyphenations), None when not known."""
-    with Image.open(io.BytesIO(image)) as opened:
-        grey = opened.convert("L")
+    the page's ISO 639-1 code (its word list rejoins hyphenations), None when not known.
+    EngineError when the bytes are not a page image within IMAGE_MAX_PIXELS."""
+    try:
+        with image_open(io.BytesIO(image), limits=_page_limits()) as opened, image_errors():
+            grey = opened.convert("L")
+    except ImageRefused as refused:
+        raise EngineError(f"The page image could not be read: {refused}", retryable=False) from refused
     prepared = _prepare(grey)
     words = [] if prepared.blank else _read(run, command, prepared.image)
     if not prepared.sure or (words and _mean_confidence(words) < RETRY_CONFIDENCE):

@@ -58,8 +58,9 @@ def _queue_metrics() -> Iterator[Metric]:
 def counts_by_choice(model: type[Model], field: str) -> dict[str, int]:
     """Rows of a model per value of a choices field, every choice present (0 when none): what
     an app's scrape-time source counts its rows by."""
-    counts = {str(value): 0 for value, _ in model._meta.get_field(field).choices or []}
-    for row in model.objects.order_by().values(field).annotate(rows=Count("pk")):
+    choices = getattr(model._meta.get_field(field), "choices", None) or []
+    counts = {str(value): 0 for value, _ in choices}
+    for row in model._default_manager.order_by().values(field).annotate(rows=Count("pk")):
         counts[str(row[field])] = row["rows"]
     return counts
 

@@ -31,6 +31,17 @@ class ExportOptions:
     partial: bool = False
     pages_per_chapter: int = 20
 
+    @classmethod
+    def from_key(cls, key: str) -> ExportOptions:
+        """The options a `key()` text stands for."""
+        values = dict(part.split("=", 1) for part in key.split(";") if "=" in part)
+        return cls(
+            bilingual=values.get("bilingual") == "1",
+            page_markers=values.get("markers") == "1",
+            partial=values.get("partial") == "1",
+            pages_per_chapter=int(values.get("chapter", "20")),
+        )
+
     def key(self) -> str:
         """A stable text form (part of an export's identity)."""
         return (

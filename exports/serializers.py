@@ -7,8 +7,8 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from core.serializers import Int64Field
+from exports.book import ExportOptions
 from exports.models import ExportFile, ExportStatus
-from exports.services import options_of
 
 
 class ExportRequestSerializer(serializers.Serializer):
@@ -57,7 +57,7 @@ class ExportFileSerializer(serializers.ModelSerializer):
         return reverse("project-export-file", kwargs={"project_id": export.project_id, "name": export.file_name})
 
     def get_bilingual(self, export: ExportFile) -> bool:
-        return options_of(export.options_key).bilingual
+        return ExportOptions.from_key(export.options_key).bilingual
 
     def get_is_partial(self, export: ExportFile) -> bool:
-        return options_of(export.options_key).partial
+        return ExportOptions.from_key(export.options_key).partial

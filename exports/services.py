@@ -19,9 +19,10 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, BinaryIO
 from urllib.parse import quote
 
+from celery import signature
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -33,12 +34,13 @@ from core.errors import Conflict, NotFound, ServiceError, ValidationFailed
 from core.storage import storage_delete_quietly, storage_tree_delete_quietly
 from exports.blocks import plain_text_of
 from exports.book import PAGE_CHUNK, ExportBook, ExportOptions, ExportPage
+from exports.events import export_ready_publish
 from exports.models import ExportFile, ExportStatus
 from exports.renderers import RENDERERS, renderer_for
 from projects.models import PageStatus, Project, ProjectStatus
 from projects.services import project_files_prefix
-from webhooks.events import EXPORT_READY, publish
 
+EXPORT_RENDER_TASK = "exports.tasks.export_render"
 logger = logging.getLogger(__name__)
 
 SINGLE_FORMATS = list(RENDERERS)  # Markdown, PlainText, Html, Epub, Docx, Pdf
@@ -216,19 +218,8 @@ def export_request(*, project: Project, export_format: str, options: ExportOptio
 
 
 def _enqueue(export_id: uuid.UUID) -> None:
-    from exports.tasks import export_render
-
-    export_render.apply_async(args=[str(export_id)], queue="export")
-
-
-def options_of(key: str) -> ExportOptions:
-    values = dict(part.split("=", 1) for part in key.split(";") if "=" in part)
-    return ExportOptions(
-        bilingual=values.get("bilingual") == "1",
-        page_markers=values.get("markers") == "1",
-        partial=values.get("partial") == "1",
-        pages_per_chapter=int(values.get("chapter", "20")),
-    )
+    # By the task's name: the task module calls this one (no import either way but that).
+    signature(EXPORT_RENDER_TASK, args=[str(export_id)]).apply_async(queue="export")
 
 
 def export_render(*, export_id: uuid.UUID | str) -> ExportFile | None:
@@ -240,7 +231,7 @@ def export_render(*, export_id: uuid.UUID | str) -> ExportFile | None:
     if export is None or export.status != ExportStatus.PENDING:
         return export
     book = book_for(project=export.project)
-    options = options_of(export.options_key)
+    options = ExportOptions.from_key(export.options_key)
     key = f"{project_files_prefix(project_id=export.project_id)}/exports/{export.file_name}"
     try:
         with tempfile.TemporaryFile() as spool:
@@ -269,17 +260,6 @@ def export_render(*, export_id: uuid.UUID | str) -> ExportFile | None:
     else:
         export_ready_publish(export_id=export.pk, project_id=export.project_id, owner_id=export.project.owner_id)
     return ExportFile.objects.filter(pk=export.pk).first()
-
-
-def export_ready_publish(*, export_id: uuid.UUID, project_id: uuid.UUID, owner_id: uuid.UUID | None) -> None:
-    """export.ready, carrying the Export file entry."""
-
-    def entry() -> dict[str, Any]:
-        from exports.serializers import ExportFileSerializer
-
-        return dict(ExportFileSerializer(ExportFile.objects.get(pk=export_id)).data)
-
-    publish(EXPORT_READY, owner_id=owner_id, project_id=project_id, data=entry)
 
 
 def archive_write(*, project: Project, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
@@ -343,7 +323,8 @@ def fresh_exports(*, project: Project) -> list[ExportFile]:
     fresh = []
     for export in ready:
         if export.options_key not in digests:
-            digests[export.options_key] = content_digest(project=project, options=options_of(export.options_key))
+            options = ExportOptions.from_key(export.options_key)
+            digests[export.options_key] = content_digest(project=project, options=options)
         if export.content_hash == digests[export.options_key]:
             fresh.append(export)
     return fresh
@@ -356,7 +337,7 @@ def export_for_download(*, project: Project, file_name: str) -> ExportFile:
     export = project.exports.filter(file_name=file_name, status=ExportStatus.READY).first()
     if export is None:
         raise NotFound("No such export file.")
-    options = options_of(export.options_key)
+    options = ExportOptions.from_key(export.options_key)
     if export.content_hash != content_digest(project=project, options=options):
         raise ServiceError(
             f"The book changed after this {export.format} file was made; ask for it again "

@@ -7,7 +7,7 @@ from celery import shared_task
 from exports import services
 
 
-@shared_task(name="exports.tasks.export_render")
+@shared_task(name=services.EXPORT_RENDER_TASK)
 def export_render(export_id: str) -> str | None:
     """Render one pending export to storage; a message for an export already made does
     nothing."""

@@ -298,7 +298,9 @@ def test_pdf_bilingual_puts_source_and_translation_side_by_side(language: str, t
     for block in plain_text_of(SAMPLES[language].format(n=1)).split("\n\n"):
         contains(translation, block)
     failed = next(page for page in book.pages() if page.failed)
-    assert_contains_text(translation, page_notice(failed, book.labels))  # in the book's language
+    # In the book's language, and not saying the original follows: it stands in the left column.
+    assert_contains_text(translation, page_notice(failed, book.labels, source_follows=False))
+    assert squashed(book.labels.kept) not in squashed(translation)
     assert squashed(SOURCE) not in squashed(translation)
     assert EXPECTED_FONT[language] in " ".join(assert_fonts_embedded(pdf))
 

@@ -6,4 +6,7 @@ class ExportsConfig(AppConfig):
     verbose_name = "Exports"
 
     def ready(self) -> None:
-        from exports import problems  # noqa: F401  (registers the app's problem codes)
+        from exports import (
+            problems,  # noqa: F401  (registers the app's problem codes)
+            tasks,  # noqa: F401  (registers its Celery tasks, which services enqueue by name)
+        )

@@ -8,7 +8,10 @@ class WebhooksConfig(AppConfig):
     def ready(self) -> None:
         from accounts.signals import account_closing, api_key_revoked, password_changed
         from core.metrics_collectors import scrape_source_register
-        from webhooks import problems  # noqa: F401  (registers the app's problem codes)
+        from webhooks import (
+            problems,  # noqa: F401  (registers the app's problem codes)
+            tasks,  # noqa: F401  (registers its Celery tasks, which deliveries enqueue by name)
+        )
         from webhooks.metrics import webhook_metrics
         from webhooks.receivers import end_on_account_closing, end_on_api_key_revoked, end_on_password_changed
 

@@ -26,6 +26,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import requests
+from celery import signature
 from celery.exceptions import SoftTimeLimitExceeded
 from cryptography.fernet import InvalidToken
 from django.conf import settings
@@ -37,6 +38,7 @@ from webhooks import addresses, selectors, services, signing
 from webhooks.events import Event
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookSubscription
 
+ATTEMPT_TASK = "webhooks.tasks.delivery_attempt"
 logger = logging.getLogger(__name__)
 
 WEBHOOK_TEST = "webhook.test"
@@ -142,10 +144,10 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
 def _queue_on_commit(delivery_id: uuid.UUID, *, countdown: float = 0) -> None:
     """Queues an attempt once the transaction commits; a broker that is down is logged,
     and the sweep queues it later."""
-    from webhooks.tasks import delivery_attempt  # the tasks module calls this one
 
     def send() -> None:
-        delivery_attempt.apply_async(args=[str(delivery_id)], queue="webhooks", countdown=countdown)
+        # By the task's name: the task module calls this one (no import either way but that).
+        signature(ATTEMPT_TASK, args=[str(delivery_id)]).apply_async(queue="webhooks", countdown=countdown)
 
     transaction.on_commit(send, robust=True)
 

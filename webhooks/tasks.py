@@ -8,7 +8,7 @@ from celery import shared_task
 from webhooks import deliveries, services
 
 
-@shared_task(name="webhooks.tasks.delivery_attempt", soft_time_limit=deliveries.attempt_time_limit())
+@shared_task(name=deliveries.ATTEMPT_TASK, soft_time_limit=deliveries.attempt_time_limit())
 def delivery_attempt(delivery_id: str) -> str | None:
     """One attempt of the delivery if it is pending and due; returns its status after.
     The soft time limit ends an attempt that takes longer in all than it may (recorded as

@@ -117,9 +117,12 @@ def credential_accepted(*, scope: Scope, authenticators: tuple[type, ...]) -> bo
             return bool(request.user and request.user.is_authenticated)
         except APIException:  # a credential sent but refused: Django will say which way
             return False
-        except Exception:  # the database unreachable, say: Django meets it too, and answers
+        except Exception:
+            # The check itself failed (the database busy or unreachable): the request goes on
+            # with its body, still cut at the route's limit, and Django authenticates it and
+            # answers as it would have (never a request stripped of a body it was entitled to).
             logger.exception("Could not check the credential of a request with a body.")
-            return False
+            return True
     finally:
         connections.close_all()  # this thread is outside Django's request cycle
 
@@ -151,7 +154,10 @@ class RequestBodyLimits:
     async def _credential_accepted(self, scope: Scope, policy: BodyPolicy) -> bool:
         if policy.authenticators is None:
             return True
-        return await sync_to_async(credential_accepted, thread_sensitive=False)(
+        # One thread for every check (asgiref's main sync thread: Django runs each request in
+        # its own), so checks hold at most one database connection, however many requests
+        # with bodies arrive at once (a hundred at once exhausted the pool otherwise).
+        return await sync_to_async(credential_accepted, thread_sensitive=True)(
             scope=scope, authenticators=policy.authenticators
         )
 

@@ -42,12 +42,17 @@ def read_key(user: User) -> tuple[ApiKey, str]:
     return api_key_create(user=user, name="hub", scopes=["projects:read"])
 
 
-def test_a_revoked_keys_socket_is_closed_within_seconds_and_gets_no_event_after(services: Services):
+def an_account_on_a_server(services: Services) -> tuple[str, str, User, ApiKey, str, str]:
+    """A running API server (its base URL and host:port) and an account with a read key
+    (the key and its secret) and a JWT."""
     base = services.api_server()
-    server = base.removeprefix("http://")
     ada = UserFactory()
     key, secret = read_key(ada)
-    signed_in = jwt(ada)
+    return base, base.removeprefix("http://"), ada, key, secret, jwt(ada)
+
+
+def test_a_revoked_keys_socket_is_closed_within_seconds_and_gets_no_event_after(services: Services):
+    base, server, ada, key, secret, signed_in = an_account_on_a_server(services)
 
     with (
         hub_connect(server, headers={"X-Api-Key": secret}) as by_key,
@@ -72,11 +77,7 @@ def test_a_revoked_keys_socket_is_closed_within_seconds_and_gets_no_event_after(
 
 
 def test_a_password_change_closes_the_sockets_of_the_jwts_issued_before(services: Services):
-    base = services.api_server()
-    server = base.removeprefix("http://")
-    ada = UserFactory()
-    _, secret = read_key(ada)
-    old = jwt(ada)
+    base, server, ada, _, secret, old = an_account_on_a_server(services)
 
     with (
         hub_connect(server, headers={"Authorization": f"Bearer {old}"}) as by_old_jwt,

@@ -475,8 +475,12 @@ def test_broadcasting_never_raises_when_the_hub_cannot_be_reached(settings, capl
     assert "could not be sent to the hub" in caplog.text
 
 
-def test_broadcasting_to_nobody_is_harmless():
+def test_broadcasting_to_nobody_is_harmless(caplog):
+    caplog.set_level(logging.WARNING, logger="webhooks.hub")
+
     hub_broadcast(Event(type=WALLET_LOW_BALANCE, owner_id=UserFactory().pk, data={"balanceUsd": 1}))
+
+    assert [record for record in caplog.records if record.levelno >= logging.WARNING] == []
 
 
 def test_access_tokens_are_redacted_from_logged_paths():

@@ -33,9 +33,9 @@ from PIL import Image, ImageDraw
 
 from accounts.models import User
 from bench.common import Result
+from projects.intake.rendering import PNG_COMPRESS_LEVEL
 from projects.models import Project, ProjectStatus, SourceKind
 from projects.normalize import project_normalize
-from projects.rendering import PNG_COMPRESS_LEVEL
 from tests.support.pdfs import pdf_bytes
 
 BOOK_PAGES = 300

@@ -32,8 +32,8 @@ from django.test import override_settings
 from PIL import Image, ImageFilter
 
 from bench.common import Result, quick
-from projects.sniffing import source_inspect, source_words_estimate
-from projects.word_estimate import WordEstimate, words_count
+from projects.intake.sniffing import source_inspect, source_words_estimate
+from projects.intake.word_estimate import WordEstimate, words_count
 
 BOOKS = {
     "bzip2 manual": "/usr/share/doc/bzip2/manual.pdf.gz",

@@ -272,7 +272,7 @@ PDF_TOOL_TIMEOUT_SECONDS = env.int("PDF_TOOL_TIMEOUT_SECONDS", default=120)
 WORDS_PER_PAGE_ESTIMATE = env.int("WORDS_PER_PAGE_ESTIMATE", default=250)
 # Pages without a text layer: this many sample pages are read with Tesseract, and the ink of
 # this many (every page of a shorter book) is measured, to estimate the book's words, all
-# within this many seconds (see projects/word_estimate.py).
+# within this many seconds (see projects/intake/word_estimate.py).
 WORD_ESTIMATE_SAMPLE_PAGES = env.int("WORD_ESTIMATE_SAMPLE_PAGES", default=5)
 WORD_ESTIMATE_INK_PAGES = env.int("WORD_ESTIMATE_INK_PAGES", default=60)
 WORD_ESTIMATE_BUDGET_SECONDS = env.float("WORD_ESTIMATE_BUDGET_SECONDS", default=10.0)

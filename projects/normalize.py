@@ -38,11 +38,11 @@ from core.markdown import markdown_unescape
 from core.storage import storage_delete_quietly
 from core.uploads import owned_temporary_file
 from projects.events import status_changed_publish
+from projects.intake.poppler import pdf_title
+from projects.intake.rendering import RenderedPage, pages_render, thumbnail_make
+from projects.intake.sniffing import source_inspect
 from projects.jobs import job_stop_for_failed_source, job_wake_if_ready
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
-from projects.poppler import pdf_title
-from projects.rendering import RenderedPage, pages_render, thumbnail_make
-from projects.sniffing import source_inspect
 from translation.engines import EngineError, PageReading, engine_get
 from translation.languages import language_detect
 

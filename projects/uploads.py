@@ -38,8 +38,8 @@ from core.storage import (
     storage_tree_delete_quietly,
 )
 from core.uploads import UploadLimits, extension_of, owned_temporary_file
+from projects.intake.sniffing import source_inspect, source_words_estimate
 from projects.models import Project, Upload
-from projects.sniffing import source_inspect, source_words_estimate
 
 OWNER_KEY_PREFIX = "upl_"
 ANONYMOUS_KEY_PREFIX = "anon_"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageFilter
 
+from projects.intake.word_estimate import words_count
 from projects.models import Page, Project
-from projects.word_estimate import words_count
 from tests.projects.test_intake_api import upload
 from tests.support.pdfs import pdf_bytes
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from core.errors import ServiceError
-from projects.layout import font_read, pdf_layouts
+from projects.intake.layout import font_read, pdf_layouts
 from projects.models import SourceKind
 from projects.normalize import project_normalize
 from tests.projects.test_normalize import project_with_source

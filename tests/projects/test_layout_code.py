@@ -19,7 +19,7 @@ import pytest
 
 from bookstructure.paragraphs import ParagraphKind, book_text_build
 from bookstructure.words import word_list
-from projects.layout import pdf_layouts
+from projects.intake.layout import pdf_layouts
 from projects.models import SourceKind
 from projects.normalize import project_normalize
 from tests.projects.test_layout import block_text, book_layouts

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from core.errors import ServiceError
+from projects.intake.sniffing import natural_key, source_inspect
 from projects.models import SourceKind
-from projects.sniffing import natural_key, source_inspect
 from tests.support.pdfs import encrypted_pdf_bytes, pdf_bytes
 from tests.support.zips import central_header_at, encrypted_flag_set
 

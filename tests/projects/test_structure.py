@@ -1,7 +1,7 @@
 """The book-structure library (bookstructure): page furniture and paragraphs.
 
 Hand-made layouts pin each rule exactly; real Debian manuals (tests/support/corpus.py),
-read by projects/layout.py, are checked against what poppler's `pdftotext -layout` shows
+read by projects/intake/layout.py, are checked against what poppler's `pdftotext -layout` shows
 on the same pages.
 """
 
@@ -20,7 +20,7 @@ from bookstructure.furniture import furniture_detect
 from bookstructure.lines import page_lines
 from bookstructure.paragraphs import BookText, book_text_build, lines_join
 from bookstructure.words import Vocabulary, hyphenation_resolve, vocabulary_collect, word_list
-from projects.layout import pdf_layouts
+from projects.intake.layout import pdf_layouts
 from tests.support.corpus import debian_pdf
 
 Line = tuple[float, float, float, str]  # x0, top, x1, text (10-point lines, 12 high)

@@ -4,7 +4,7 @@ Tables made with reportlab (borderless, as DocBook and LaTeX set them: a header,
 wrap) and the shared-mime-info specification's own tables, read from its DocBook source,
 are found cell for cell; real Debian manuals' pages without a table (prose, code listings,
 an index, tables of contents, lists, an API reference) give none. Layouts are read by
-projects/layout.py, as normalize reads them.
+projects/intake/layout.py, as normalize reads them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from bookstructure.lines import page_lines
 from bookstructure.tables import Table as FoundTable
 from bookstructure.tables import tables_find
 from bookstructure.words import word_list
-from projects.layout import pdf_layouts
+from projects.intake.layout import pdf_layouts
 from tests.support.corpus import debian_pdf
 
 _STYLES = getSampleStyleSheet()

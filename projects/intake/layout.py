@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ServiceError
-from projects.poppler import poppler_run, poppler_tool
+from projects.intake.poppler import poppler_run, poppler_tool
 
 LAYOUT_VERSION = 1
 # pdftohtml writes whole pixels at its zoom; 3 (its largest) puts a run's edges within a

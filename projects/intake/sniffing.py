@@ -51,9 +51,9 @@ from core.images import (
     image_seek,
 )
 from core.uploads import extension_of
+from projects.intake.sources import SourceInspection
+from projects.intake.word_estimate import PageOpen, WordEstimate, image_pages, image_words_estimate, pdf_pages
 from projects.models import SourceKind
-from projects.sources import SourceInspection
-from projects.word_estimate import PageOpen, WordEstimate, image_pages, image_words_estimate, pdf_pages
 
 logger = logging.getLogger(__name__)
 

@@ -36,9 +36,9 @@ from core.images import (
     image_open,
     image_seek,
 )
-from projects.layout import pdf_layouts
+from projects.intake.layout import pdf_layouts
+from projects.intake.poppler import poppler_run, poppler_tool
 from projects.models import SourceKind
-from projects.poppler import poppler_run, poppler_tool
 
 # Formats a page image may come in; anything else inside a zip or folder is refused.
 IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "TIFF")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ import boto3
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from django.test import Client
 from moto.server import ThreadedMotoServer
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
@@ -51,6 +54,26 @@ def local_storage(settings, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def fresh_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Temporary files (a request's spooled upload, poppler's output, zip entries) go to a
+    folder of their own, which must be empty once the test is over."""
+    folder = tmp_path / "tempdir"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+    assert sorted(os.listdir(folder)) == []
+
+
+@pytest.fixture
+def eager_celery() -> Iterator[None]:
+    """Celery runs a sent task at once, in this process (its conf was read at start-up)."""
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
 
@@ -63,6 +86,19 @@ def user(db: None) -> User:
 @pytest.fixture
 def other_user(db: None) -> User:
     return UserFactory()
+
+
+@pytest.fixture
+def operator(db: None) -> User:
+    """A staff superuser, who runs the Django admin."""
+    return UserFactory(email="operator@example.com", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def staff_client(client: Client, operator: User) -> Client:
+    """Django's test client, signed in to the admin as the operator."""
+    client.force_login(operator)
+    return client
 
 
 @pytest.fixture

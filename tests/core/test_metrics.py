@@ -196,15 +196,6 @@ def test_webhook_deliveries_are_reported_when_the_webhooks_app_is_installed(api_
         assert ("bts_metrics_collector_up", (("collector", "webhooks"),)) not in samples
 
 
-@pytest.fixture
-def eager_celery():  # type: ignore[no-untyped-def]
-    """Celery runs a sent task at once, in this process (a delivery's attempt)."""
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
-
-
 @pytest.mark.usefixtures("eager_celery")
 def test_failing_webhook_deliveries_raise_the_delivery_metrics(
     api_client, auth_client, user, settings, metrics_on, django_capture_on_commit_callbacks

@@ -21,12 +21,6 @@ PAGES_URL = "/admin/projects/page/"
 
 
 @pytest.fixture
-def staff_client(client):
-    client.force_login(UserFactory(email="staff@example.com", is_staff=True, is_superuser=True))
-    return client
-
-
-@pytest.fixture
 def two_queued_jobs(settings):
     settings.TRANSLATION_ENGINE = "echo"
     queued = []
@@ -211,7 +205,7 @@ def test_a_retry_without_failed_pages_is_refused_with_the_409(staff_client, book
     assert Wallet.objects.get(user=project.owner).reserved == 0
 
 
-def test_an_operator_cancels_a_queued_book_and_its_hold_is_released(staff_client, two_queued_jobs):
+def test_an_operator_cancels_a_queued_book_and_its_hold_is_released(staff_client, operator, two_queued_jobs):
     job = two_queued_jobs[0]
     response = staff_client.post(
         PROJECTS_URL, {"action": "cancel", "_selected_action": [str(job.project_id)]}, follow=True
@@ -222,8 +216,8 @@ def test_an_operator_cancels_a_queued_book_and_its_hold_is_released(staff_client
     wallet = Wallet.objects.get(user=job.owner)
     assert wallet.reserved == 0
     [release] = LedgerEntry.objects.filter(wallet=wallet, kind=EntryKind.HOLD_RELEASE, cause_id=str(job.pk))
-    assert "operator staff@" in release.memo  # the ledger names who cancelled
-    assert "operator staff@" in Job.objects.get(pk=job.pk).error_text
+    assert f"operator {operator.email}" in release.memo  # the ledger names who cancelled
+    assert f"operator {operator.email}" in Job.objects.get(pk=job.pk).error_text
     assert LogEntry.objects.filter(object_id=str(job.project_id), change_message__contains="Cancelled by").exists()
     # The other owner's book is untouched.
     other = two_queued_jobs[1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 from PIL import Image
 
-from config.celery_app import app as celery_app
 from core.errors import ServiceError
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
 from projects.normalize import (
@@ -232,15 +230,6 @@ def test_a_large_book_is_queued_once_and_normalized_by_the_task(settings, django
         4,
     )
     assert list(project.pages.values_list("index", flat=True)) == [1, 2, 3, 4]
-
-
-@pytest.fixture
-def eager_celery() -> Iterator[None]:
-    """Celery runs a sent task at once, in this process (its conf was read at start-up)."""
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
 
 
 @pytest.mark.usefixtures("eager_celery")

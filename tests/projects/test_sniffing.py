@@ -11,11 +11,10 @@ import itertools
 import os
 import stat
 import struct
-import tempfile
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,15 +28,8 @@ from projects.models import SourceKind
 from tests.support.pdfs import encrypted_pdf_bytes, pdf_bytes
 from tests.support.zips import central_header_at, encrypted_flag_set
 
-
-@pytest.fixture(autouse=True)
-def fresh_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Temporary files go to a folder of their own, which must be empty afterwards."""
-    folder = tmp_path / "tempdir"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    yield folder
-    assert sorted(os.listdir(folder)) == []
+# Temporary files go to a folder of their own, which must be empty afterwards.
+pytestmark = pytest.mark.usefixtures("fresh_tempdir")
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Invariant checks shared by the wallet tests."""
+"""Invariant checks and answer shapes shared by the wallet tests."""
 
 from __future__ import annotations
 
@@ -7,6 +7,24 @@ from decimal import Decimal
 from django.db.models import Count, Sum
 
 from wallet.models import BALANCE_KINDS, RESERVE_KINDS, EntryKind, Hold, HoldState, LedgerEntry, Wallet
+
+# The fields of a top-up as the wallet API returns it.
+TOP_UP_FIELDS = {
+    "amount",
+    "balance",
+    "creditedAmount",
+    "checkoutUrl",
+    "cryptoAddress",
+    "cryptoAmount",
+    "cryptoCoin",
+    "currency",
+    "message",
+    "method",
+    "reference",
+    "status",
+    "createdUtc",
+    "expiresUtc",
+}
 
 
 def _sum(queryset) -> Decimal:  # type: ignore[no-untyped-def]

@@ -40,6 +40,9 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 API_VERSION = "2026-10-28.endive"
+# The secrets the tests configure the service and the stand-in with.
+API_KEY = "sk_test_stand_in_51Hx"
+WEBHOOK_SECRET = "whsec_stand_in_test_secret"
 
 
 @dataclass(frozen=True)

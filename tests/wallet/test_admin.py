@@ -37,17 +37,6 @@ WALLETS_URL = "/admin/wallet/wallet/"
 REDEEM_URL = "/v1/wallet/redeem"
 
 
-@pytest.fixture
-def operator():
-    return UserFactory(email="operator@example.com", is_staff=True, is_superuser=True)
-
-
-@pytest.fixture
-def staff_client(client, operator):
-    client.force_login(operator)
-    return client
-
-
 def issue_form(**fields: str) -> dict[str, str]:
     return {"amount": "25", "count": "3", "expires_at_0": "", "expires_at_1": "", "note": "launch", **fields}
 

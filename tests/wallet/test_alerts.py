@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 
@@ -11,23 +10,12 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from config.celery_app import app as celery_app
 from wallet.alerts import low_balance_alert_send
 from wallet.models import EntryKind, TopUp, Wallet, WalletSettings
 from wallet.preferences import low_balance_alert_set
 from wallet.services import hold_place, hold_settle, wallet_credit
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    """Celery runs queued tasks in the calling process (no worker in these tests)."""
-    celery_app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        celery_app.conf.task_always_eager = False
 
 
 def funded(user, amount: str = "10"):  # type: ignore[no-untyped-def]
@@ -80,7 +68,7 @@ def test_no_alert_when_disabled_or_unlimited_and_the_alert_never_charges(user):
     assert wallet.balance == Decimal("3")
 
 
-def test_a_debit_queues_the_alert_after_the_commit(user, eager_tasks, django_capture_on_commit_callbacks):
+def test_a_debit_queues_the_alert_after_the_commit(user, eager_celery, django_capture_on_commit_callbacks):
     funded(user)
     low_balance_alert_set(user=user, threshold=Decimal("5"))
     with django_capture_on_commit_callbacks(execute=True):
@@ -94,7 +82,7 @@ def test_a_debit_queues_the_alert_after_the_commit(user, eager_tasks, django_cap
     assert len(mail.outbox) == 1  # not again within the day
 
 
-def test_setting_a_threshold_above_the_balance_alerts_at_once(user, eager_tasks, django_capture_on_commit_callbacks):
+def test_setting_a_threshold_above_the_balance_alerts_at_once(user, eager_celery, django_capture_on_commit_callbacks):
     funded(user, "2")
     with django_capture_on_commit_callbacks(execute=True):
         low_balance_alert_set(user=user, threshold=Decimal("5"))

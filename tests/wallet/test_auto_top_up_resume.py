@@ -5,44 +5,24 @@ the paused book continues. Also: two triggers at the same moment charge the card
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
 from django.db import connection
 
-from config.celery_app import app as celery_app
 from core.money import exact_sum
 from projects.models import JobKind, JobStatus, PageStatus, Project, ProjectStatus
 from tests.factories import ProjectFactory, pages_add
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
 from tests.wallet.stripe_stand_in import StripeStandIn
-from tests.wallet.test_stripe import API_KEY, WEBHOOK_SECRET, assert_card_saved
+from tests.wallet.test_stripe import assert_card_saved
 from wallet.alerts import auto_top_up_start
 from wallet.models import SavedCard, TopUp, TopUpOrigin, TopUpStatus, Wallet
 from wallet.preferences import auto_top_up_set
 from wallet.services import hold_place, hold_settle
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def stand_in(settings) -> Iterator[StripeStandIn]:  # type: ignore[no-untyped-def]
-    with StripeStandIn.running(api_key=API_KEY) as running:
-        settings.STRIPE_SECRET_KEY = API_KEY
-        settings.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET
-        settings.STRIPE_API_BASE = running.base_url
-        yield running
-
-
-@pytest.fixture
-def eager_celery() -> Iterator[None]:
-    """Celery runs a sent task at once, in this process (its conf was read at start-up)."""
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
 
 
 @pytest.fixture(autouse=True)
@@ -76,8 +56,8 @@ def assert_resumed(project: Project) -> None:
     )
 
 
-def assert_one_auto_charge(user, stand_in: StripeStandIn, card: SavedCard) -> TopUp:  # type: ignore[no-untyped-def]
-    (request,) = stand_in.requests_to("POST", "/v1/payment_intents")
+def assert_one_auto_charge(user, stripe_stand_in: StripeStandIn, card: SavedCard) -> TopUp:  # type: ignore[no-untyped-def]
+    (request,) = stripe_stand_in.requests_to("POST", "/v1/payment_intents")
     assert request.form["payment_method"] == card.stripe_payment_method_id
     assert request.form["off_session"] == "true"
     (top_up,) = TopUp.objects.filter(user=user, origin=TopUpOrigin.AUTO)
@@ -87,19 +67,19 @@ def assert_one_auto_charge(user, stand_in: StripeStandIn, card: SavedCard) -> To
 
 @pytest.mark.usefixtures("eager_celery")
 def test_a_settlement_that_takes_spendable_to_the_threshold_tops_up_and_the_paused_book_resumes(
-    user, auth_client, api_client, stand_in, django_capture_on_commit_callbacks
+    user, auth_client, api_client, stripe_stand_in, django_capture_on_commit_callbacks
 ):
-    card = assert_card_saved(auth_client, api_client, stand_in, amount=10)
+    card = assert_card_saved(auth_client, api_client, stripe_stand_in, amount=10)
     auto_top_up_set(user=user, threshold=Decimal("5"), amount=Decimal("20"))
     running = hold_place(user=user, amount=Decimal("6"), cause_type="job", cause_id="another-book-batch")
     paused = costly_book(user, status=ProjectStatus.PAUSED_NEEDS_CREDIT)
     assert auth_client.get(f"/v1/projects/{paused.pk}/status").json()["waitingOn"] == "credit"
-    assert stand_in.requests_to("POST", "/v1/payment_intents") == []
+    assert stripe_stand_in.requests_to("POST", "/v1/payment_intents") == []
 
     with django_capture_on_commit_callbacks(execute=True):
         hold_settle(hold=running, amount=Decimal("5.5"))  # balance 4.5: at or below the threshold of 5
 
-    assert_one_auto_charge(user, stand_in, card)
+    assert_one_auto_charge(user, stripe_stand_in, card)
     assert_resumed(paused)
     wallet = assert_wallet_invariants(Wallet.objects.get(user=user).pk)
     assert wallet.reserved == 0
@@ -108,9 +88,9 @@ def test_a_settlement_that_takes_spendable_to_the_threshold_tops_up_and_the_paus
 
 @pytest.mark.usefixtures("eager_celery")
 def test_a_book_that_pauses_for_credit_starts_the_auto_top_up_at_once_and_resumes(
-    user, auth_client, api_client, stand_in, django_capture_on_commit_callbacks
+    user, auth_client, api_client, stripe_stand_in, django_capture_on_commit_callbacks
 ):
-    card = assert_card_saved(auth_client, api_client, stand_in, amount=4)
+    card = assert_card_saved(auth_client, api_client, stripe_stand_in, amount=4)
     auto_top_up_set(user=user, threshold=Decimal("1"), amount=Decimal("20"))  # spendable 4 is above it
     project = costly_book(user)
 
@@ -118,23 +98,23 @@ def test_a_book_that_pauses_for_credit_starts_the_auto_top_up_at_once_and_resume
         refused = auth_client.post(f"/v1/projects/{project.pk}/process")
 
     assert_problem(refused, 402, "insufficient_credit")
-    assert_one_auto_charge(user, stand_in, card)
+    assert_one_auto_charge(user, stripe_stand_in, card)
     assert_resumed(project)
     assert_wallet_invariants(Wallet.objects.get(user=user).pk)
 
 
 @pytest.mark.usefixtures("eager_celery")
 def test_a_paused_book_without_a_usable_auto_top_up_asks_for_credit_and_charges_nothing(
-    user, auth_client, api_client, stand_in, django_capture_on_commit_callbacks
+    user, auth_client, api_client, stripe_stand_in, django_capture_on_commit_callbacks
 ):
-    assert_card_saved(auth_client, api_client, stand_in, amount=4)
+    assert_card_saved(auth_client, api_client, stripe_stand_in, amount=4)
     auto_top_up_set(user=user, threshold=Decimal("1"), amount=Decimal("20"), monthly_cap=Decimal("10"))
     project = costly_book(user)
 
     with django_capture_on_commit_callbacks(execute=True):
         assert_problem(auth_client.post(f"/v1/projects/{project.pk}/process"), 402, "insufficient_credit")
 
-    assert stand_in.requests_to("POST", "/v1/payment_intents") == []
+    assert stripe_stand_in.requests_to("POST", "/v1/payment_intents") == []
     assert not TopUp.objects.filter(origin=TopUpOrigin.AUTO).exists()
     status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
     assert (status["state"], status["waitingOn"], status["blockedOn"], status["nextAction"]) == (
@@ -147,8 +127,8 @@ def test_a_paused_book_without_a_usable_auto_top_up_asks_for_credit_and_charges_
 
 @pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
-def test_two_triggers_at_the_same_moment_charge_the_card_once(user, jwt_client, api_client, stand_in):
-    card = assert_card_saved(jwt_client(user), api_client, stand_in, amount=10)
+def test_two_triggers_at_the_same_moment_charge_the_card_once(user, jwt_client, api_client, stripe_stand_in):
+    card = assert_card_saved(jwt_client(user), api_client, stripe_stand_in, amount=10)
     auto_top_up_set(user=user, threshold=Decimal("5"), amount=Decimal("20"))
     hold_place(user=user, amount=Decimal("6"), cause_type="job", cause_id="a-batch")  # spendable 4
     wallet_id = Wallet.objects.get(user=user).pk
@@ -171,6 +151,6 @@ def test_two_triggers_at_the_same_moment_charge_the_card_once(user, jwt_client, 
 
     assert len(started) == 2
     assert sum(top_up is not None for top_up in started) == 1
-    assert_one_auto_charge(user, stand_in, card)
+    assert_one_auto_charge(user, stripe_stand_in, card)
     assert Wallet.objects.get(pk=wallet_id).spendable == Decimal("24")
     assert_wallet_invariants(wallet_id)

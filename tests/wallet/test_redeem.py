@@ -16,29 +16,13 @@ from rest_framework.test import APIClient
 from accounts.services import token_issue
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
-from tests.wallet.helpers import assert_wallet_invariants
+from tests.wallet.helpers import TOP_UP_FIELDS, assert_wallet_invariants
 from wallet.models import EntryKind, LedgerEntry, RedeemBatch, RedeemCode, TopUp, Wallet
 from wallet.redeem import batch_void, code_normalize, codes_issue
 
 pytestmark = pytest.mark.django_db
 
 URL = "/v1/wallet/redeem"
-TOP_UP_FIELDS = {
-    "amount",
-    "balance",
-    "creditedAmount",
-    "checkoutUrl",
-    "cryptoAddress",
-    "cryptoAmount",
-    "cryptoCoin",
-    "currency",
-    "message",
-    "method",
-    "reference",
-    "status",
-    "createdUtc",
-    "expiresUtc",
-}
 
 
 def issue(amount: str = "25", count: int = 1, **fields) -> tuple[RedeemBatch, list[str]]:  # type: ignore[no-untyped-def]

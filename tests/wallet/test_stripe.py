@@ -4,7 +4,6 @@ Stripe unreachable, the saved cards endpoints, and auto top-up."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -15,7 +14,7 @@ from django.utils import timezone
 
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
-from tests.wallet.stripe_stand_in import StripeStandIn, signature_header
+from tests.wallet.stripe_stand_in import WEBHOOK_SECRET, StripeStandIn, signature_header
 from wallet import stripe_gateway
 from wallet.alerts import auto_top_up_start
 from wallet.models import LedgerEntry, SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
@@ -24,19 +23,8 @@ from wallet.services import hold_place
 
 pytestmark = pytest.mark.django_db
 
-API_KEY = "sk_test_stand_in_51Hx"
-WEBHOOK_SECRET = "whsec_stand_in_test_secret"
 WEBHOOK = "/v1/payments/stripe/webhook"
 AUTHENTICATION_MESSAGE = "Your bank asks you to confirm this payment: top up once with a checkout instead."
-
-
-@pytest.fixture
-def stripe_stand_in(settings) -> Iterator[StripeStandIn]:  # type: ignore[no-untyped-def]
-    with StripeStandIn.running(api_key=API_KEY) as stand_in:
-        settings.STRIPE_SECRET_KEY = API_KEY
-        settings.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET
-        settings.STRIPE_API_BASE = stand_in.base_url
-        yield stand_in
 
 
 def card_top_up(client, amount: Any, **extra: Any):  # type: ignore[no-untyped-def]
@@ -77,6 +65,12 @@ def assert_card_saved(client, api_client, stand_in: StripeStandIn, *, card: str 
 
 def assert_nothing_credited(user) -> None:  # type: ignore[no-untyped-def]
     assert not LedgerEntry.objects.filter(wallet__user=user).exists()
+
+
+def assert_still_pending(user, view: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """The top-up waits on, and nothing reached the user's ledger."""
+    assert TopUp.objects.get(reference=view["reference"]).status == TopUpStatus.PENDING
+    assert_nothing_credited(user)
 
 
 def assert_top_up_failed(reference: str, message: str) -> TopUp:
@@ -227,8 +221,7 @@ def test_an_event_without_a_valid_signature_is_refused_and_changes_nothing(
     response = payload_send(api_client, payload, header)
 
     assert_problem(response, 400, "stripe_signature_invalid")
-    assert TopUp.objects.get(reference=view["reference"]).status == TopUpStatus.PENDING
-    assert_nothing_credited(user)
+    assert_still_pending(user, view)
     assert not SavedCard.objects.exists()
 
 
@@ -266,8 +259,7 @@ def test_a_completion_whose_amount_or_currency_disagrees_credits_nothing(
     assert event_send(api_client, "checkout.session.completed", {**session, "amount_total": 100000}).status_code == 200
     assert event_send(api_client, "checkout.session.completed", {**session, "currency": "eur"}).status_code == 200
 
-    assert TopUp.objects.get(reference=view["reference"]).status == TopUpStatus.PENDING
-    assert_nothing_credited(user)
+    assert_still_pending(user, view)
     assert not SavedCard.objects.exists()
 
 
@@ -284,8 +276,7 @@ def test_unknown_event_types_and_unknown_top_ups_are_acknowledged_and_ignored(
     assert event_send(api_client, "checkout.session.completed", stranger).status_code == 200
     assert event_send(api_client, "charge.refunded", {"id": "ch_x", "object": "charge"}).status_code == 200
 
-    assert TopUp.objects.get(reference=view["reference"]).status == TopUpStatus.PENDING
-    assert_nothing_credited(user)
+    assert_still_pending(user, view)
 
 
 def test_a_checkout_still_awaiting_a_delayed_payment_credits_nothing_until_it_succeeds(

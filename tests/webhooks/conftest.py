@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from config.celery_app import app as celery_app
 from tests.webhooks.receiver import Receiver, running_receiver
 
 
@@ -29,15 +28,6 @@ def receiver() -> Iterator[Receiver]:
 def allow_private(settings: Any) -> None:
     """The receiver listens on 127.0.0.1, which only this setting lets webhooks reach."""
     settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
-
-
-@pytest.fixture
-def eager_celery() -> Iterator[None]:
-    """Celery runs a sent task at once, in this process (its conf was read at start-up)."""
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
 
 
 @pytest.fixture

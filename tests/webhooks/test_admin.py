@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factories import UserFactory
 from webhooks import deliveries
 from webhooks.events import JOB_SUCCEEDED, Event
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookSubscription
@@ -14,12 +13,6 @@ pytestmark = pytest.mark.django_db
 
 SUBSCRIPTIONS_URL = "/admin/webhooks/webhooksubscription/"
 DELIVERIES_URL = "/admin/webhooks/webhookdelivery/"
-
-
-@pytest.fixture
-def staff_client(client):
-    client.force_login(UserFactory(email="operator@example.com", is_staff=True, is_superuser=True))
-    return client
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import pytest
 from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts.models import User
+from tests.accounts.helpers import assert_signed_in
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 from tests.support.problems import assert_problem
 
@@ -25,15 +26,7 @@ def test_register_creates_an_account_with_a_normalised_email_and_signs_in(api_cl
     response = register(api_client)
 
     assert response.status_code == 201
-    body = response.json()
-    assert body["tokenType"] == "Bearer"
-    assert body["user"]["email"] == "reader@example.com"
-    assert body["user"]["displayName"] == "Ada Reader"
-    assert body["user"]["hasPassword"] is True
-    assert body["user"]["emailVerified"] is False
-    me = api_client.get("/v1/me", HTTP_AUTHORIZATION=f"Bearer {body['token']}")
-    assert me.status_code == 200
-    assert me.json()["id"] == body["user"]["id"]
+    assert_signed_in(api_client, response.json(), email="reader@example.com", has_password=True, email_verified=False)
 
 
 def test_register_refuses_an_email_taken_in_another_case(api_client):

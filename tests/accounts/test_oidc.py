@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import jwt
@@ -27,7 +26,9 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from accounts import oidc
 from accounts.models import ExternalIdentity, User
+from tests.accounts.helpers import assert_signed_in
 from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.local_http import QuietHandler, serving
 from tests.support.problems import assert_problem
 
 pytestmark = pytest.mark.django_db
@@ -155,7 +156,7 @@ def jwks(rsa_key: SigningKey, ec_key: SigningKey) -> Iterator[JwksServer]:
     state = JwksServer()
     state.publish(rsa_key, ec_key)
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             state.hits += 1
             body = state.body if state.body is not None else json.dumps({"keys": state.keys}).encode()
@@ -165,17 +166,9 @@ def jwks(rsa_key: SigningKey, ec_key: SigningKey) -> Iterator[JwksServer]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/keys"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serving(Handler) as address:
+        state.url = f"{address}/keys"
+        yield state
 
 
 @pytest.fixture(autouse=True)
@@ -227,14 +220,7 @@ def test_a_valid_google_token_creates_a_passwordless_verified_account_whose_toke
 
     assert response.status_code == 200, response.content
     body = response.json()
-    assert body["tokenType"] == "Bearer"
-    assert body["user"]["email"] == "ada.reader@gmail.com"
-    assert body["user"]["displayName"] == "Ada Reader"
-    assert body["user"]["hasPassword"] is False
-    assert body["user"]["emailVerified"] is True
-    me = api_client.get("/v1/me", HTTP_AUTHORIZATION=f"Bearer {body['token']}")
-    assert me.status_code == 200
-    assert me.json()["id"] == body["user"]["id"]
+    assert_signed_in(api_client, body, email="ada.reader@gmail.com", has_password=False, email_verified=True)
     identity = ExternalIdentity.objects.get()
     assert (identity.provider, identity.subject, identity.email) == (
         "google",
@@ -313,17 +299,22 @@ def test_a_verified_email_links_the_identity_to_an_existing_verified_account(sig
     assert login.status_code == 200
 
 
+def assert_refused_as_taken(response: Any, existing: User, *, says: str) -> None:
+    """409 email_taken, saying why; the existing account stays alone, unlinked and unverified."""
+    body = assert_problem(response, 409, "email_taken")
+    assert says in body["detail"]
+    assert list(User.objects.all()) == [existing]
+    assert not ExternalIdentity.objects.exists()
+    existing.refresh_from_db()
+    assert existing.email_verified is False
+
+
 def test_a_verified_email_never_links_to_an_account_whose_address_was_never_verified(sign_in, rsa_key):
     squatter = UserFactory(email="ada.reader@gmail.com", email_verified=False)
 
     response = sign_in("google", mint(rsa_key, google_claims()))
 
-    body = assert_problem(response, 409, "email_taken")
-    assert "never verified" in body["detail"]
-    assert list(User.objects.all()) == [squatter]
-    assert not ExternalIdentity.objects.exists()
-    squatter.refresh_from_db()
-    assert squatter.email_verified is False
+    assert_refused_as_taken(response, squatter, says="never verified")
 
 
 def test_an_unverified_email_of_an_existing_account_is_refused_and_nothing_is_linked(sign_in, rsa_key):
@@ -331,12 +322,7 @@ def test_an_unverified_email_of_an_existing_account_is_refused_and_nothing_is_li
 
     response = sign_in("google", mint(rsa_key, google_claims(email_verified=False)))
 
-    body = assert_problem(response, 409, "email_taken")
-    assert "password" in body["detail"]
-    assert list(User.objects.all()) == [existing]
-    assert not ExternalIdentity.objects.exists()
-    existing.refresh_from_db()
-    assert existing.email_verified is False
+    assert_refused_as_taken(response, existing, says="password")
 
 
 def test_apple_email_verified_false_as_a_string_never_links(sign_in, rsa_key):

@@ -29,8 +29,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.local_http import QuietHandler, serving
 
 WEBHOOK_PATH = "/v1/payments/btcpay/webhook"
 # Rates of the store's on-chain payment methods, in USD per coin.
@@ -221,7 +222,7 @@ def btcpay_stand_in() -> Iterator[BtcpayStandIn]:
     """A running stand-in on 127.0.0.1 (a random port), stopped on exit."""
     state = BtcpayStandIn()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def _answer(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
@@ -239,19 +240,9 @@ def btcpay_stand_in() -> Iterator[BtcpayStandIn]:
         def do_POST(self) -> None:
             self._answer()
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as address:
+        state.url = address
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def webhook_signature(body: bytes, secret: str) -> str:

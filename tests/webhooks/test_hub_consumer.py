@@ -107,12 +107,25 @@ async def assert_open(communicator: WebsocketCommunicator) -> None:
     assert await communicator.receive_json_from(timeout=DEADLINE) == {"type": "pong", "data": {}}
 
 
+async def hub_opened(user: User) -> WebsocketCommunicator:
+    """A connection with the user's JWT, open and answering."""
+    communicator = hub(headers=bearer(user))
+    await assert_open(communicator)
+    return communicator
+
+
 async def assert_next_is_marker(communicator: WebsocketCommunicator, marker: str) -> None:
     """The next message is the marker event: nothing arrived before it. A connection's
     messages come in the order they were sent, so what was published before the marker
     and did not arrive first never will."""
     message = await communicator.receive_json_from(timeout=DEADLINE)
     assert (message["type"], message["data"]) == (WALLET_LOW_BALANCE, {"marker": marker}), message
+
+
+async def assert_subscribed(communicator: WebsocketCommunicator, book: Project) -> None:
+    """Subscribes to the book: its status view is the answer."""
+    await communicator.send_json_to({"type": "subscribe", "projectId": str(book.pk)})
+    assert (await communicator.receive_json_from(timeout=DEADLINE))["type"] == "project.status"
 
 
 def marker_publish(user: User, marker: str) -> None:
@@ -274,8 +287,7 @@ def test_a_credential_voided_without_an_announcement_is_found_by_the_periodic_re
     ada = UserFactory()
 
     async def scenario() -> None:
-        communicator = hub(headers=bearer(ada))
-        await assert_open(communicator)
+        communicator = await hub_opened(ada)
         # An operator disables the account in the admin: no service announces that.
         await sync_to_async(User.objects.filter(pk=ada.pk).update)(is_active=False)
         closing = await communicator.receive_output(timeout=DEADLINE)
@@ -333,10 +345,8 @@ def test_an_event_of_a_subscribed_book_arrives_once():
     book = ProjectFactory(owner=ada)
 
     async def scenario() -> None:
-        communicator = hub(headers=bearer(ada))
-        await assert_open(communicator)
-        await communicator.send_json_to({"type": "subscribe", "projectId": str(book.pk)})
-        assert (await communicator.receive_json_from(timeout=DEADLINE))["type"] == "project.status"
+        communicator = await hub_opened(ada)
+        await assert_subscribed(communicator, book)
 
         await sync_to_async(publish)(PROJECT_STATUS_CHANGED, owner_id=ada.pk, project_id=book.pk, data={"n": 1})
         await sync_to_async(marker_publish)(ada, "after")
@@ -359,8 +369,7 @@ def test_a_status_change_made_in_a_transaction_arrives_after_the_commit_with_the
             status_changed_publish(project_id=book.pk, owner_id=ada.pk)
 
     async def scenario() -> None:
-        communicator = hub(headers=bearer(ada))
-        await assert_open(communicator)
+        communicator = await hub_opened(ada)
         await sync_to_async(change_status)()
         event = await communicator.receive_json_from(timeout=DEADLINE)
         assert event["type"] == PROJECT_STATUS_CHANGED
@@ -388,8 +397,7 @@ def test_subscribing_to_an_own_book_sends_its_status_view_at_once():
     received: list[dict[str, Any]] = []
 
     async def scenario() -> None:
-        communicator = hub(headers=bearer(ada))
-        await assert_open(communicator)
+        communicator = await hub_opened(ada)
         await communicator.send_json_to({"type": "subscribe", "projectId": str(book.pk)})
         received.append(await communicator.receive_json_from(timeout=DEADLINE))
         await communicator.disconnect()
@@ -406,8 +414,7 @@ def test_subscribing_to_someone_elses_book_or_none_is_not_found():
     bobs_book = ProjectFactory(owner=bob)
 
     async def scenario() -> None:
-        communicator = hub(headers=bearer(ada))
-        await assert_open(communicator)
+        communicator = await hub_opened(ada)
         for project_id in [str(bobs_book.pk), "0b7c6c0e-0000-4000-8000-000000000000", "not-a-uuid"]:
             await communicator.send_json_to({"type": "subscribe", "projectId": project_id})
             error = await communicator.receive_json_from(timeout=DEADLINE)
@@ -428,10 +435,8 @@ def test_unsubscribing_is_acknowledged_and_malformed_messages_get_errors():
     book = ProjectFactory(owner=ada)
 
     async def scenario() -> None:
-        communicator = hub(headers=bearer(ada))
-        await assert_open(communicator)
-        await communicator.send_json_to({"type": "subscribe", "projectId": str(book.pk)})
-        assert (await communicator.receive_json_from(timeout=DEADLINE))["type"] == "project.status"
+        communicator = await hub_opened(ada)
+        await assert_subscribed(communicator, book)
         await communicator.send_json_to({"type": "unsubscribe", "projectId": str(book.pk)})
         assert await communicator.receive_json_from(timeout=DEADLINE) == {
             "type": "unsubscribed",

@@ -3,6 +3,6 @@ preferences, avatars, scoped API keys, and the authentication classes every view
 
 Layers: accounts imports only core. Every other app may import it (its models, selectors,
 services and authentication); it tells the apps above of an account closing, a password
-changed or a key revoked through Django signals (`accounts.signals`) they connect to in
-their `ready()`, which are to go through core's event bus (issue 16).
+changed or a key revoked by publishing `accounts.events` on core's event bus, which they
+subscribe to in their `ready()`.
 """

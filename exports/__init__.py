@@ -3,6 +3,6 @@ text, PDF — built in the background from the approved pages (the book's blocks
 contents and labels), stored, and served until the book changes. See docs/exports.md.
 
 Layers: exports imports core, accounts and projects (its models, selectors and services).
-Where it does not hold yet: `exports/services.py` announces a ready export through
-`webhooks.events`, a sibling app, which is to go through core's event bus (issue 16).
+It announces a ready export by publishing `exports.events.ExportReady` on core's event
+bus, which webhooks subscribes to.
 """

@@ -1,19 +1,22 @@
-"""What exports tell the owner (through webhooks' events): a file is ready."""
+"""What exports tell the apps above them (webhooks and the hub), through core's event bus
+(core/events.py): a file is ready."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from dataclasses import dataclass
 
-from exports.models import ExportFile
-from exports.serializers import ExportFileSerializer
-from webhooks.events import EXPORT_READY, publish
+from core.events import DomainEvent, publish
+
+
+@dataclass(frozen=True)
+class ExportReady(DomainEvent):
+    export_id: uuid.UUID
+    project_id: uuid.UUID
+    owner_id: uuid.UUID
 
 
 def export_ready_publish(*, export_id: uuid.UUID, project_id: uuid.UUID, owner_id: uuid.UUID | None) -> None:
-    """export.ready, carrying the Export file entry (as the API lists it)."""
-
-    def entry() -> dict[str, Any]:
-        return dict(ExportFileSerializer(ExportFile.objects.get(pk=export_id)).data)
-
-    publish(EXPORT_READY, owner_id=owner_id, project_id=project_id, data=entry)
+    """An export file was written (a book of no owner tells nobody)."""
+    if owner_id is not None:
+        publish(ExportReady(export_id=export_id, project_id=project_id, owner_id=owner_id))

@@ -4,7 +4,7 @@ translates a batch's pages and settles its hold), page review, languages, retent
 the project status view.
 
 Layers: projects imports core, accounts, wallet (holds, quotes, settlements), translation
-(the engines) and bookstructure. Where it does not hold yet: `projects/events.py` publishes
-through `webhooks.events`, an app above it, which is to go through core's event bus
-(issue 16).
+(the engines) and bookstructure. It tells webhooks and the hub of status changes and job
+ends by publishing `projects.events` on core's event bus, and hears of credit and account
+closings from the wallet's and accounts' events (projects/subscribers.py).
 """

@@ -1,34 +1,36 @@
-"""What projects publish on the event bus (webhooks/events.py): status changes and job ends.
-Called inside the transaction that made the change; sent after it commits."""
+"""What projects tell the apps above them (webhooks and the hub), through core's event bus
+(core/events.py): status changes and job ends. Published inside the transaction that made
+the change; handled after it commits."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from dataclasses import dataclass
 
-from webhooks.events import JOB_FAILED, JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, publish
+from core.events import DomainEvent, publish
+
+
+@dataclass(frozen=True)
+class ProjectStatusChanged(DomainEvent):
+    project_id: uuid.UUID
+    owner_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class JobFinished(DomainEvent):
+    job_id: uuid.UUID
+    project_id: uuid.UUID
+    owner_id: uuid.UUID
+    succeeded: bool
 
 
 def status_changed_publish(*, project_id: uuid.UUID, owner_id: uuid.UUID | None) -> None:
-    """project.status_changed, carrying the status view as it is after the commit."""
-
-    def status_view() -> dict[str, Any]:
-        from projects.models import Project
-        from projects.serializers import StatusViewSerializer
-        from projects.status_view import status_view_for
-
-        return dict(StatusViewSerializer(status_view_for(project=Project.objects.get(pk=project_id))).data)
-
-    publish(PROJECT_STATUS_CHANGED, owner_id=owner_id, project_id=project_id, data=status_view)
+    """A book's status changed (a book of no owner tells nobody)."""
+    if owner_id is not None:
+        publish(ProjectStatusChanged(project_id=project_id, owner_id=owner_id))
 
 
 def job_finished_publish(*, job_id: uuid.UUID, project_id: uuid.UUID, owner_id: uuid.UUID | None, ok: bool) -> None:
-    """job.succeeded or job.failed, carrying the job as GET /v1/jobs/{id} shows it."""
-
-    def job_view() -> dict[str, Any]:
-        from projects.models import Job
-        from projects.serializers import JobSerializer
-
-        return dict(JobSerializer(Job.objects.get(pk=job_id)).data)
-
-    publish(JOB_SUCCEEDED if ok else JOB_FAILED, owner_id=owner_id, project_id=project_id, data=job_view)
+    """A job ended, succeeded or not."""
+    if owner_id is not None:
+        publish(JobFinished(job_id=job_id, project_id=project_id, owner_id=owner_id, succeeded=ok))

@@ -4,8 +4,7 @@ the price table and batch quotes (pricing), top-ups by card (Stripe) and crypto 
 credit codes, auto top-up, low-balance alerts and the monthly spending ceiling.
 
 Layers: wallet imports core and accounts, and knows nothing of projects (a quote is given
-page counts and measured costs, not a book). Where it does not hold yet: `wallet/events.py`
-publishes through `webhooks.events` (an app above it), and the wallet tells projects that
-credit landed through Django signals (`wallet.signals`); both are to go through core's
-event bus (issue 16).
+page counts and measured costs, not a book). It tells the apps above it (projects: credit
+landed, spending room grew; webhooks: a top-up confirmed, a low balance) by publishing
+`wallet.events` on core's event bus, which they subscribe to in their `ready()`.
 """

@@ -1,8 +1,9 @@
 """What happens when credit runs low: the low-balance email and auto top-up.
 
-After every debit (a hold, a charge) and every change of the preferences,
-`balance_watch_on_commit` looks at the wallet once the transaction has committed and, only
-when a rule applies, queues the work on a worker:
+After every debit (a hold, a charge) and every change of the preferences, the wallet
+publishes `wallet.events.BalanceFell`; `balance_watch` (subscribed in WalletConfig.ready)
+looks at the wallet once the transaction has committed and, only when a rule applies,
+queues the work on a worker:
 - the low-balance email, when the balance is at or below the alert threshold, at most once
   per LOW_BALANCE_ALERT_REPEAT_HOURS (the time of the last one is kept on the preferences
   row, updated in the transaction that sends it);
@@ -23,39 +24,43 @@ import uuid
 from datetime import timedelta
 from decimal import Decimal
 
+from celery import signature
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ServiceError
-from wallet.events import low_balance_publish
+from core.events import publish
+from wallet.events import BalanceFell, LowBalance
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
 from wallet.selectors import auto_top_up_blocker, wallet_settings_of
 from wallet.topups import reference_new
 
 logger = logging.getLogger(__name__)
 
+# Queued by name (wallet/tasks.py calls these services; WalletConfig.ready registers them).
+LOW_BALANCE_ALERT_TASK = "wallet.tasks.low_balance_alert_send"
+AUTO_TOP_UP_TASK = "wallet.tasks.auto_top_up_start"
 
-def balance_watch_on_commit(*, wallet_id: int) -> None:
-    """Runs `balance_watch` once the current transaction commits."""
-    transaction.on_commit(lambda: balance_watch(wallet_id=wallet_id))
+
+def balance_watch_on_event(event: BalanceFell) -> None:
+    """The event bus's handler of `BalanceFell` (after the commit)."""
+    balance_watch(wallet_id=event.wallet_id)
 
 
 def balance_watch(*, wallet_id: int) -> None:
     """Queues the low-balance email and an auto top-up when their rules apply (a cheap
     read; the tasks check again under a lock)."""
-    from wallet import tasks
-
     wallet = Wallet.objects.filter(pk=wallet_id).first()
     prefs = WalletSettings.objects.filter(wallet_id=wallet_id).first()
     if wallet is None or prefs is None or wallet.unlimited:
         return
     if _low_balance_alert_due(wallet=wallet, prefs=prefs):
-        tasks.low_balance_alert_send.delay(wallet_id)
+        signature(LOW_BALANCE_ALERT_TASK, args=(wallet_id,)).delay()
     threshold = prefs.auto_top_up_threshold
     if prefs.auto_top_up_enabled and threshold is not None and wallet.spendable <= threshold:
-        tasks.auto_top_up_start.delay(wallet_id)
+        signature(AUTO_TOP_UP_TASK, args=(wallet_id,)).delay()
 
 
 def _low_balance_alert_due(*, wallet: Wallet, prefs: WalletSettings) -> bool:
@@ -95,7 +100,7 @@ def low_balance_alert_send(*, wallet_id: int) -> bool:
         )
         prefs.low_balance_alerted_at = timezone.now()
         prefs.save(update_fields=["low_balance_alerted_at"])
-        low_balance_publish(owner_id=wallet.user_id)
+        publish(LowBalance(owner_id=wallet.user_id))
         logger.info("low-balance alert sent for wallet %s", wallet_id)
         return True
 
@@ -105,14 +110,12 @@ def auto_top_up_for_paused_book(*, user_id: uuid.UUID, needed: Decimal) -> None:
     start and spendable credit is below `needed` (what the paused batch needs), it is queued
     now rather than after the next debit. A cheap read; the task checks again under the
     wallet lock."""
-    from wallet import tasks
-
     wallet = Wallet.objects.select_related("user").filter(user_id=user_id).first()
     if wallet is None or wallet.unlimited or wallet.spendable >= needed:
         return
     if auto_top_up_blocker(user=wallet.user, prefs=wallet_settings_of(wallet=wallet)) is not None:
         return
-    tasks.auto_top_up_start.delay(wallet.pk, str(needed))
+    signature(AUTO_TOP_UP_TASK, args=(wallet.pk, str(needed))).delay()
 
 
 def auto_top_up_start(*, wallet_id: int, short_of: Decimal | None = None) -> TopUp | None:

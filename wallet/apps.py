@@ -6,11 +6,18 @@ class WalletConfig(AppConfig):
     verbose_name = "Wallet"
 
     def ready(self) -> None:
-        from accounts.signals import account_closing
+        from accounts.events import AccountClosing
+        from core.events import Phase, subscribe
         from core.metrics_collectors import scrape_source_register
-        from wallet import problems  # noqa: F401  (registers the app's problem codes)
+        from wallet import (
+            problems,  # noqa: F401  (registers the app's problem codes)
+            tasks,  # noqa: F401  (registers its Celery tasks, which alerts enqueue by name)
+        )
+        from wallet.alerts import balance_watch_on_event
+        from wallet.events import BalanceFell
         from wallet.metrics import hold_metrics
-        from wallet.receivers import close_on_account_closing
+        from wallet.subscribers import close_on_account_closing
 
-        account_closing.connect(close_on_account_closing, dispatch_uid="wallet.close_on_account_closing")
+        subscribe(AccountClosing, close_on_account_closing, phase=Phase.IN_TRANSACTION)
+        subscribe(BalanceFell, balance_watch_on_event)
         scrape_source_register("holds", hold_metrics)

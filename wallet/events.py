@@ -1,36 +1,53 @@
-"""What the wallet publishes on the event bus (webhooks/events.py): confirmed top-ups and
-low balances. Called inside the transaction that made the change; sent after it commits."""
+"""What the wallet tells the apps above it (and its own alerts), through core's event bus
+(core/events.py); published inside the transaction that made the change, handled after it
+commits.
+
+- `CreditLanded`: new credit reached a wallet (a confirmed top-up, a redeemed code, a refund,
+  an operator's credit). Processing resumes the owner's books paused for credit.
+- `SpendingRoomGrew`: without new credit, batches the owner could not start may now start:
+  a hold was released or settled below its amount (spendable credit rose), the monthly
+  spending ceiling was raised or removed, a new calendar month began (the ceiling's month),
+  or the wallet became unlimited. Processing resumes as for credit.
+- `BalanceFell`: a debit (a hold, a charge) or a change of the alert settings: the wallet's
+  alerts look whether the low-balance email or an auto top-up is due.
+- `TopUpConfirmed`: a top-up (a redeemed code included) was credited: webhooks and the hub
+  send wallet.top_up_confirmed.
+- `LowBalance`: the low-balance email went out: webhooks and the hub send wallet.low_balance.
+
+Handlers must be idempotent: a resume that finds nothing to resume does nothing.
+"""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from dataclasses import dataclass
+from decimal import Decimal
 
-from webhooks.events import WALLET_LOW_BALANCE, WALLET_TOP_UP_CONFIRMED, publish
-
-
-def top_up_confirmed_publish(*, top_up_id: uuid.UUID, owner_id: uuid.UUID) -> None:
-    """wallet.top_up_confirmed, carrying the Top-up view (a redeemed code included)."""
-
-    def top_up_view() -> dict[str, Any]:
-        from wallet.models import TopUp
-        from wallet.selectors import wallet_view_for
-        from wallet.serializers import TopUpViewSerializer
-
-        top_up = TopUp.objects.select_related("user").get(pk=top_up_id)
-        return TopUpViewSerializer.of(top_up, balance=wallet_view_for(user=top_up.user).balance)
-
-    publish(WALLET_TOP_UP_CONFIRMED, owner_id=owner_id, data=top_up_view)
+from core.events import DomainEvent
 
 
-def low_balance_publish(*, owner_id: uuid.UUID) -> None:
-    """wallet.low_balance, carrying the Wallet view."""
+@dataclass(frozen=True)
+class CreditLanded(DomainEvent):
+    user_id: uuid.UUID
+    amount: Decimal
 
-    def wallet_view() -> dict[str, Any]:
-        from accounts.models import User
-        from wallet.selectors import wallet_view_for
-        from wallet.serializers import WalletViewSerializer
 
-        return dict(WalletViewSerializer(wallet_view_for(user=User.objects.get(pk=owner_id)).as_wire()).data)
+@dataclass(frozen=True)
+class SpendingRoomGrew(DomainEvent):
+    user_id: uuid.UUID
 
-    publish(WALLET_LOW_BALANCE, owner_id=owner_id, data=wallet_view)
+
+@dataclass(frozen=True)
+class BalanceFell(DomainEvent):
+    wallet_id: int
+
+
+@dataclass(frozen=True)
+class TopUpConfirmed(DomainEvent):
+    top_up_id: uuid.UUID
+    owner_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class LowBalance(DomainEvent):
+    owner_id: uuid.UUID

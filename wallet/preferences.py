@@ -9,10 +9,11 @@ from django.db import transaction
 
 from accounts.models import User
 from core.errors import ValidationFailed
+from core.events import publish
+from wallet.events import BalanceFell, SpendingRoomGrew
 from wallet.models import WalletSettings
 from wallet.selectors import WalletView, wallet_view_for
 from wallet.services import money_quantize, wallet_get_or_create
-from wallet.signals import spending_room_grew
 from wallet.topups import whole_cents
 
 
@@ -46,9 +47,7 @@ def auto_top_up_set(
         prefs.auto_top_up_threshold, prefs.auto_top_up_amount = threshold, amount
         prefs.auto_top_up_monthly_cap = monthly_cap
         prefs.save(update_fields=["auto_top_up_threshold", "auto_top_up_amount", "auto_top_up_monthly_cap"])
-        from wallet.alerts import balance_watch_on_commit
-
-        balance_watch_on_commit(wallet_id=prefs.wallet_id)
+        publish(BalanceFell(wallet_id=prefs.wallet_id))
     return wallet_view_for(user=user)
 
 
@@ -60,15 +59,13 @@ def low_balance_alert_set(*, user: User, threshold: Decimal | None) -> WalletVie
         prefs = _settings_locked(user=user)
         prefs.low_balance_threshold = threshold
         prefs.save(update_fields=["low_balance_threshold"])
-        from wallet.alerts import balance_watch_on_commit
-
-        balance_watch_on_commit(wallet_id=prefs.wallet_id)
+        publish(BalanceFell(wallet_id=prefs.wallet_id))
     return wallet_view_for(user=user)
 
 
 def spending_ceiling_set(*, user: User, ceiling: Decimal | None) -> WalletView:
     """Sets (or with None clears) the most batches may charge in a calendar month (UTC).
-    Raising or removing it sends `spending_room_grew` on commit, so books paused by the
+    Raising or removing it publishes `SpendingRoomGrew`, so books paused by the
     ceiling continue by themselves."""
     ceiling = _money_or_none(ceiling, field="ceiling")
     with transaction.atomic():
@@ -78,17 +75,17 @@ def spending_ceiling_set(*, user: User, ceiling: Decimal | None) -> WalletView:
         prefs.save(update_fields=["monthly_spending_ceiling"])
         if before is not None and (ceiling is None or ceiling > before):
             user_id = user.pk
-            transaction.on_commit(lambda: spending_room_grew.send(sender=WalletSettings, user_id=user_id))
+            publish(SpendingRoomGrew(user_id=user_id))
     return wallet_view_for(user=user)
 
 
 def spending_month_begin() -> int:
     """A new calendar month: every owner with a spending ceiling has room again, so
-    `spending_room_grew` is sent for each (run by beat on the 1st; harmless to run again).
+    `SpendingRoomGrew` is published for each (run by beat on the 1st; harmless to run again).
     Returns how many owners were told."""
     owners = list(
         WalletSettings.objects.filter(monthly_spending_ceiling__isnull=False).values_list("wallet__user_id", flat=True)
     )
     for user_id in owners:
-        spending_room_grew.send(sender=WalletSettings, user_id=user_id)
+        publish(SpendingRoomGrew(user_id=user_id))
     return len(owners)

@@ -26,7 +26,8 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
-from wallet.events import top_up_confirmed_publish
+from core.events import publish
+from wallet.events import TopUpConfirmed
 from wallet.models import CauseType, EntryKind, RedeemBatch, RedeemCode, TopUp, TopUpMethod, TopUpStatus
 from wallet.services import money_quantize, wallet_credit
 from wallet.topups import reference_new
@@ -202,7 +203,7 @@ def code_redeem(*, user: User, code: str, client_key: str | None = None) -> TopU
             updated_at=now,
             resolved_at=now,
         )
-        top_up_confirmed_publish(top_up_id=top_up.pk, owner_id=user.pk)
+        publish(TopUpConfirmed(top_up_id=top_up.pk, owner_id=user.pk))
     logger.info("redeem code %s (…%s) redeemed by user %s", found.pk, found.hint, user.pk)
     return top_up
 

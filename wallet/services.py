@@ -14,7 +14,9 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import Conflict, ServiceError, ValidationFailed
+from core.events import publish
 from core.money import money_text_is_plain, round_amount
+from wallet.events import BalanceFell, CreditLanded, SpendingRoomGrew
 from wallet.models import (
     CREDIT_KINDS,
     ZERO,
@@ -29,7 +31,6 @@ from wallet.models import (
     Wallet,
     WalletSettings,
 )
-from wallet.signals import credit_landed, spending_room_grew
 
 
 class InsufficientCredit(ServiceError):
@@ -80,12 +81,10 @@ def wallet_lock(*, user: User) -> Wallet:
     return _wallet_lock(user=user)
 
 
-def _balance_watch_on_commit(*, wallet: Wallet) -> None:
-    """After a debit: the low-balance alert and auto top-up look at the wallet once the
-    transaction commits (wallet.alerts imports these services, hence the late import)."""
-    from wallet.alerts import balance_watch_on_commit
-
-    balance_watch_on_commit(wallet_id=wallet.pk)
+def _balance_fell_publish(*, wallet: Wallet) -> None:
+    """After a debit: the low-balance alert and auto top-up (wallet.alerts, subscribed to
+    `BalanceFell`) look at the wallet once the transaction commits."""
+    publish(BalanceFell(wallet_id=wallet.pk))
 
 
 def _entry_write(
@@ -133,7 +132,7 @@ def wallet_credit(
             # Another wallet took this cause between our check and our insert.
             raise ServiceError(code="credit_cause_used") from None
         user_id = user.pk
-        transaction.on_commit(lambda: credit_landed.send(sender=Wallet, user_id=user_id, amount=amount))
+        publish(CreditLanded(user_id=user_id, amount=amount))
         return entry
 
 
@@ -158,7 +157,7 @@ def hold_place(*, user: User, amount: Decimal, cause_type: str, cause_id: str) -
         hold = Hold.objects.create(wallet=wallet, amount=amount, cause_type=cause_type, cause_id=cause_id)
         wallet.reserved += amount
         _entry_write(wallet=wallet, kind=EntryKind.HOLD, amount=-amount, cause_type=cause_type, cause_id=cause_id)
-        _balance_watch_on_commit(wallet=wallet)
+        _balance_fell_publish(wallet=wallet)
         return hold
 
 
@@ -177,8 +176,7 @@ def _sync(target: Hold, source: Hold) -> None:
 def _room_grew_on_commit(*, wallet: Wallet) -> None:
     """Spendable credit rose without new credit (a hold released, or settled below its
     amount): books paused for credit may start now."""
-    user_id = wallet.user_id
-    transaction.on_commit(lambda: spending_room_grew.send(sender=Wallet, user_id=user_id))
+    publish(SpendingRoomGrew(user_id=wallet.user_id))
 
 
 def hold_settle(*, hold: Hold, amount: Decimal, memo: str = "") -> LedgerEntry | None:
@@ -207,7 +205,7 @@ def hold_settle(*, hold: Hold, amount: Decimal, memo: str = "") -> LedgerEntry |
             capped = f"measured {measured}, capped at the hold" if measured > charge else ""
             charge_memo = "; ".join(part for part in (memo, capped) if part)
             entry = _entry_write(wallet=wallet, kind=EntryKind.BATCH_CHARGE, amount=-charge, memo=charge_memo, **cause)
-            _balance_watch_on_commit(wallet=wallet)
+            _balance_fell_publish(wallet=wallet)
         locked.state = HoldState.SETTLED
         locked.settled_amount = charge
         locked.charge_entry = entry
@@ -249,7 +247,7 @@ def wallet_unlimited_set(*, user: User, unlimited: bool, operator: User | None) 
     the value it already has changes nothing. Open holds keep the terms they were placed
     under: a hold placed before a grant is still settled (charged at most its amount), and
     a zero hold placed while unlimited still charges nothing after a revoke. Only holds
-    placed afterwards follow the new setting. A grant sends `spending_room_grew` on commit
+    placed afterwards follow the new setting. A grant publishes `SpendingRoomGrew`
     (books paused for credit continue). Balance and reserved are never touched, so
     no ledger entry is written; the caller records the operator (the admin's history)."""
     with transaction.atomic():
@@ -259,7 +257,7 @@ def wallet_unlimited_set(*, user: User, unlimited: bool, operator: User | None) 
             wallet.save(update_fields=["unlimited"])
             if unlimited:
                 user_id = user.pk
-                transaction.on_commit(lambda: spending_room_grew.send(sender=Wallet, user_id=user_id))
+                publish(SpendingRoomGrew(user_id=user_id))
         return wallet
 
 
@@ -311,7 +309,7 @@ def wallet_operator_debit(*, user: User, amount: Decimal, reason: str, operator:
             cause_id=debit_id,
             memo=f"{reason} (by {operator.email})",
         )
-        _balance_watch_on_commit(wallet=wallet)
+        _balance_fell_publish(wallet=wallet)
         return entry
 
 
@@ -325,7 +323,7 @@ def batch_charge_refund(*, job_id: str, amount: Decimal, reason: str, operator: 
     """An operator's refund of a batch charge: a `refund` entry under the cause (job,
     job_id) on the wallet that was charged, at most what was charged for the job, once per
     job (a second refund is 409 refund_exists; a job without a charge is 404
-    charge_not_found). Its memo names the reason and the operator; credit_landed follows."""
+    charge_not_found). Its memo names the reason and the operator; CreditLanded follows."""
     reason = reason.strip()
     if not reason:
         raise ValidationFailed({"reason": ["Say why the charge is refunded."]})

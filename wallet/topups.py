@@ -20,8 +20,9 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import NotFound, ServiceError, ValidationFailed
+from core.events import publish
 from core.money import is_whole_cents
-from wallet.events import top_up_confirmed_publish
+from wallet.events import TopUpConfirmed
 from wallet.models import CauseType, EntryKind, SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus
 from wallet.services import money_quantize, wallet_credit
 
@@ -184,7 +185,7 @@ def top_up_confirm(*, top_up_id: uuid.UUID, memo: str = "") -> TopUp:
         top_up.message = f"{top_up.amount.normalize():f} USD credited."
         top_up.resolved_at = top_up.updated_at = now
         top_up.save(update_fields=["status", "credited_amount", "ledger_entry", "message", "resolved_at", "updated_at"])
-        top_up_confirmed_publish(top_up_id=top_up.pk, owner_id=top_up.user_id)
+        publish(TopUpConfirmed(top_up_id=top_up.pk, owner_id=top_up.user_id))
         return top_up
 
 

@@ -3,8 +3,7 @@ subscriptions an owner registers (with retries, address pinning against private 
 and the delivery log) and the real-time hub at /v1/hub (websocket consumers and their
 authentication). See docs/webhooks.md, docs/events.md and docs/hub.md.
 
-Layers: webhooks imports core, accounts and projects (the hub sends a project's status
-view). Where it does not hold yet: wallet, projects and exports import
-`webhooks.events` to publish, so projects and webhooks import each other; the events are
-to go through core's event bus, which webhooks subscribes to (issue 16).
+Layers: webhooks is at the top: it imports core, accounts, wallet, projects and exports
+(their events, and the views a message carries), and nothing imports it. It subscribes to
+their events on core's event bus in its `ready()` (webhooks/subscribers.py).
 """

@@ -1,7 +1,8 @@
-"""The one event bus: every status change, job end, export, top-up and low-balance event
-goes through `publish`, called inside the transaction that caused it; the event fans out
-after that transaction commits (never for a rolled-back change), to the owner's webhook
-subscriptions and to the real-time hub.
+"""The webhook event types and their fan-out. The other apps publish domain events on
+core's event bus (core/events.py); webhooks/subscribers.py turns each into a webhook event
+here with `publish`, which fans out after the current transaction commits (at once
+outside one; never for a rolled-back change), to the owner's webhook subscriptions and to
+the real-time hub.
 
 Event types (DESIGN.md): project.status_changed (data: the project status view),
 job.succeeded, job.failed (data: the job), export.ready (data: the export file entry),

@@ -5,12 +5,13 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from django.dispatch import receiver
 
+from core.events import subscribe, unsubscribe
 from tests.support.problems import assert_problem
+from tests.wallet.helpers import TOP_UP_FIELDS
+from wallet.events import CreditLanded
 from wallet.models import EntryKind, SavedCard, TopUp, Wallet, WalletSettings
 from wallet.services import hold_place, wallet_credit
-from wallet.signals import credit_landed
 
 pytestmark = pytest.mark.django_db
 
@@ -27,22 +28,6 @@ WALLET_FIELDS = {
     "lowBalanceAlertThresholdUsd",
     "monthlySpendingCeilingUsd",
     "spentThisMonthUsd",
-}
-TOP_UP_FIELDS = {
-    "amount",
-    "balance",
-    "creditedAmount",
-    "checkoutUrl",
-    "cryptoAddress",
-    "cryptoAmount",
-    "cryptoCoin",
-    "currency",
-    "message",
-    "method",
-    "reference",
-    "status",
-    "createdUtc",
-    "expiresUtc",
 }
 
 
@@ -87,16 +72,16 @@ def test_a_manual_top_up_on_a_development_deployment_is_credited_at_once(
     settings.DEVELOPMENT_DEPLOYMENT = True
     landed: list[Decimal] = []
 
-    @receiver(credit_landed, weak=False)
-    def record(sender, user_id, amount, **kwargs):  # type: ignore[no-untyped-def]
-        if user_id == user.pk:
-            landed.append(amount)
+    def record(event: CreditLanded) -> None:
+        if event.user_id == user.pk:
+            landed.append(event.amount)
 
+    subscribe(CreditLanded, record)
     try:
         with django_capture_on_commit_callbacks(execute=True):
             response = auth_client.post("/v1/wallet/top-up", {"amount": 12.5}, format="json")
     finally:
-        credit_landed.disconnect(record)
+        unsubscribe(CreditLanded, record)
     assert response.status_code == 200, response.json()
     body = response.json()
     assert set(body) == TOP_UP_FIELDS

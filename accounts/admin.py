@@ -11,7 +11,7 @@ from accounts.api_keys import api_key_revoke
 from accounts.models import ApiKey, ExternalIdentity, User
 
 
-class ApiKeyInline(admin.TabularInline):
+class ApiKeyInline(admin.TabularInline[ApiKey, User]):
     model = ApiKey
     extra = 0
     can_delete = False
@@ -22,7 +22,7 @@ class ApiKeyInline(admin.TabularInline):
         return False
 
 
-class ExternalIdentityInline(admin.TabularInline):
+class ExternalIdentityInline(admin.TabularInline[ExternalIdentity, User]):
     model = ExternalIdentity
     extra = 0
     fields = readonly_fields = ("provider", "subject", "email", "created_at", "last_sign_in_at")
@@ -32,7 +32,7 @@ class ExternalIdentityInline(admin.TabularInline):
 
 
 @admin.register(User)
-class UserAdmin(DjangoUserAdmin):
+class UserAdmin(DjangoUserAdmin[User]):
     ordering = ["-date_joined"]
     list_display = ["email", "display_name", "email_verified", "is_active", "is_staff", "date_joined"]
     list_filter = ["is_active", "is_staff", "email_verified"]
@@ -62,7 +62,7 @@ class UserAdmin(DjangoUserAdmin):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
     list_display = ["name", "prefix", "user", "scopes", "created_at", "expires_at", "revoked_at", "last_used_at"]
     list_filter = ["revoked_at"]
     search_fields = ["name", "prefix", "user__email"]
@@ -86,7 +86,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(ExternalIdentity)
-class ExternalIdentityAdmin(admin.ModelAdmin):
+class ExternalIdentityAdmin(admin.ModelAdmin[ExternalIdentity]):
     list_display = ["provider", "subject", "user", "email", "created_at", "last_sign_in_at"]
     list_filter = ["provider"]
     search_fields = ["subject", "email", "user__email"]

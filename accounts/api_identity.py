@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -14,7 +16,7 @@ from core.openapi import problem_responses
 from core.serializers import validated
 
 
-class OAuthSignInInputSerializer(serializers.Serializer):
+class OAuthSignInInputSerializer(serializers.Serializer[Any]):
     id_token = serializers.CharField(max_length=16384, help_text="The ID token (a JWT) the provider issued.")
     nonce = serializers.CharField(
         max_length=512,

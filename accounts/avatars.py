@@ -53,7 +53,7 @@ def avatar_size_check(*, size_bytes: int) -> None:
         raise AvatarTooLarge(f"The avatar is larger than {max_bytes} bytes.", max_file_size_bytes=max_bytes)
 
 
-def avatar_set(*, user: User, upload: File) -> User:
+def avatar_set(*, user: User, upload: File[bytes]) -> User:
     """Replace the user's avatar with a normalised copy of `upload`.
 
     All or nothing: a refused or failed upload changes neither the account nor the storage.
@@ -98,7 +98,7 @@ def avatar_clear(*, user: User) -> User:
     return user
 
 
-def avatar_open(*, user: User) -> File:
+def avatar_open(*, user: User) -> File[bytes]:
     """The stored avatar (a PNG) opened for reading; NotFound when the user has none."""
     if not user.avatar_key:
         raise NotFound("This account has no avatar.")
@@ -117,7 +117,7 @@ def _file_delete(key: str) -> None:
         logger.exception("Could not delete avatar file %s", key)
 
 
-def _avatar_encode(upload: File) -> bytes:
+def _avatar_encode(upload: File[bytes]) -> bytes:
     """The upload decoded, checked and re-encoded as a square PNG; AvatarInvalid otherwise."""
     limits = ImageLimits(max_pixels=settings.AVATAR_MAX_PIXELS, formats=_PILLOW_FORMATS)
     try:

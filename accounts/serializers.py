@@ -28,7 +28,7 @@ def _currency_codes() -> frozenset[str]:
 # --- Profile --------------------------------------------------------------------------
 
 
-class PreferencesSerializer(serializers.Serializer):
+class PreferencesSerializer(serializers.Serializer[Any]):
     default_target_language = serializers.SerializerMethodField()
     display_currency = serializers.CharField()
     email_notifications = serializers.BooleanField()
@@ -40,7 +40,7 @@ class PreferencesSerializer(serializers.Serializer):
         return user.default_target_language or None
 
 
-class ProfileSerializer(serializers.Serializer):
+class ProfileSerializer(serializers.Serializer[Any]):
     """The MeView of the contract, read from the account record."""
 
     id = serializers.UUIDField()
@@ -65,7 +65,7 @@ class ProfileSerializer(serializers.Serializer):
         ref_name = "Profile"
 
 
-class SessionSerializer(serializers.Serializer):
+class SessionSerializer(serializers.Serializer[Any]):
     """What sign-in returns: a bearer token and the profile."""
 
     token = serializers.CharField()
@@ -74,18 +74,18 @@ class SessionSerializer(serializers.Serializer):
     user = ProfileSerializer()
 
 
-class RegisterInputSerializer(serializers.Serializer):
+class RegisterInputSerializer(serializers.Serializer[Any]):
     email = serializers.EmailField(max_length=254)
     password = serializers.CharField(max_length=128, trim_whitespace=False, write_only=True)
     display_name = serializers.CharField(max_length=150)
 
 
-class LoginInputSerializer(serializers.Serializer):
+class LoginInputSerializer(serializers.Serializer[Any]):
     email = serializers.CharField(max_length=254)
     password = serializers.CharField(max_length=128, trim_whitespace=False, write_only=True)
 
 
-class ProfileUpdateInputSerializer(serializers.Serializer):
+class ProfileUpdateInputSerializer(serializers.Serializer[Any]):
     display_name = serializers.CharField(max_length=150, required=False, allow_null=True)
     email = serializers.EmailField(max_length=254, required=False, allow_null=True)
     current_password = serializers.CharField(
@@ -98,12 +98,12 @@ class ProfileUpdateInputSerializer(serializers.Serializer):
     )
 
 
-class PasswordChangeInputSerializer(serializers.Serializer):
+class PasswordChangeInputSerializer(serializers.Serializer[Any]):
     current_password = serializers.CharField(max_length=128, trim_whitespace=False, write_only=True)
     new_password = serializers.CharField(max_length=128, trim_whitespace=False, write_only=True)
 
 
-class AccountDeleteInputSerializer(serializers.Serializer):
+class AccountDeleteInputSerializer(serializers.Serializer[Any]):
     """The proof for DELETE /v1/me: the password of a password account. An account without
     one (an identity provider's) sends nothing and needs a recent sign-in instead."""
 
@@ -112,7 +112,7 @@ class AccountDeleteInputSerializer(serializers.Serializer):
     )
 
 
-class PreferencesUpdateInputSerializer(serializers.Serializer):
+class PreferencesUpdateInputSerializer(serializers.Serializer[Any]):
     """Every field optional; null or omitted leaves the value unchanged."""
 
     default_target_language = serializers.ChoiceField(
@@ -144,7 +144,7 @@ class PreferencesUpdateInputSerializer(serializers.Serializer):
         return value
 
 
-class AvatarUploadInputSerializer(serializers.Serializer):
+class AvatarUploadInputSerializer(serializers.Serializer[Any]):
     # An empty file reaches the content check, which answers avatar_invalid.
     file = serializers.FileField(
         allow_empty_file=True,
@@ -155,7 +155,7 @@ class AvatarUploadInputSerializer(serializers.Serializer):
 # --- API keys -------------------------------------------------------------------------
 
 
-class ApiKeyCreateInputSerializer(serializers.Serializer):
+class ApiKeyCreateInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=100)
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=sorted(ALL_SCOPES)),
@@ -168,7 +168,7 @@ class ApiKeyCreateInputSerializer(serializers.Serializer):
     )
 
 
-class ApiKeyListItemSerializer(serializers.ModelSerializer):
+class ApiKeyListItemSerializer(serializers.ModelSerializer[ApiKey]):
     scopes = serializers.ListField(child=serializers.CharField())
     created_utc = serializers.DateTimeField(source="created_at")
     last_used_utc = serializers.DateTimeField(source="last_used_at", allow_null=True)
@@ -180,7 +180,7 @@ class ApiKeyListItemSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "prefix", "scopes", "created_utc", "last_used_utc", "expires_utc", "revoked_utc"]
 
 
-class ApiKeyCreatedSerializer(serializers.ModelSerializer):
+class ApiKeyCreatedSerializer(serializers.ModelSerializer[ApiKey]):
     scopes = serializers.ListField(child=serializers.CharField())
     created_utc = serializers.DateTimeField(source="created_at")
     expires_utc = serializers.DateTimeField(source="expires_at", allow_null=True)
@@ -191,4 +191,5 @@ class ApiKeyCreatedSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "prefix", "scopes", "created_utc", "expires_utc", "secret"]
 
     def get_secret(self, key: ApiKey) -> str:
-        return self.context["secret"]
+        secret: str = self.context["secret"]
+        return secret

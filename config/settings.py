@@ -10,9 +10,14 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import django_stubs_ext
 import environ
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+
+# The admin's classes, File and the other generics of django-stubs take their type
+# parameters at run time too (`admin.ModelAdmin[User]`), as mypy strict asks.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))

@@ -20,7 +20,7 @@ class Int64Field(serializers.IntegerField):
     """An integer the contract types as int64 (byte counts)."""
 
 
-class UploadLimitsSerializer(serializers.Serializer):
+class UploadLimitsSerializer(serializers.Serializer[Any]):
     """The contract's "upload limits" shape, shared by upload limits and avatar limits."""
 
     accepted_extensions = serializers.ListField(
@@ -44,7 +44,7 @@ class FieldsUnknown(ValidationFailed):
         self.extra["unknown_fields"] = list(refused)
 
 
-def _members_unknown(serializer: serializers.Serializer, data: Any, path: str = "") -> dict[str, str]:
+def _members_unknown(serializer: serializers.Serializer[Any], data: Any, path: str = "") -> dict[str, str]:
     """Every member of the body, at any depth of nested serializers, that is not a
     writable field there; keyed by its dotted path as sent, with why."""
     if not isinstance(data, Mapping):
@@ -66,7 +66,7 @@ def _members_unknown(serializer: serializers.Serializer, data: Any, path: str = 
     return found
 
 
-def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+def validated(serializer_class: type[serializers.Serializer[Any]], data: Any) -> dict[str, Any]:
     """The serializer's validated data; a 400 validation_error problem otherwise. Every
     body the API reads goes through here, so this is where bodies are strict: a member
     the operation does not have (a misspelt option, a read-only field, a name not spelt
@@ -78,7 +78,7 @@ def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict
     return validated_query(serializer_class, data)
 
 
-def validated_query(serializer_class: type[serializers.Serializer], query: Any) -> dict[str, Any]:
+def validated_query(serializer_class: type[serializers.Serializer[Any]], query: Any) -> dict[str, Any]:
     """A query string's validated parameters; a 400 validation_error otherwise. Parameters
     the serializer does not name are left alone (pagination's, a client's cache buster)."""
     serializer = serializer_class(data=query)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
@@ -16,7 +18,7 @@ from core.errors import NotFound
 from core.throttling import ClientAddressRateThrottle
 
 
-class DiscoverySerializer(serializers.Serializer):
+class DiscoverySerializer(serializers.Serializer[Any]):
     api_version = serializers.CharField()
     batch_ladder = serializers.ListField(child=serializers.IntegerField())
     final_batch = serializers.CharField()
@@ -27,7 +29,7 @@ class DiscoverySerializer(serializers.Serializer):
     )
 
 
-class ProblemTypeSerializer(serializers.Serializer):
+class ProblemTypeSerializer(serializers.Serializer[Any]):
     code = serializers.CharField()
     status = serializers.IntegerField()
     title = serializers.CharField()

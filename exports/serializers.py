@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.urls import reverse
 from rest_framework import serializers
@@ -11,7 +13,7 @@ from exports.book import ExportOptions
 from exports.models import ExportFile, ExportStatus
 
 
-class ExportRequestSerializer(serializers.Serializer):
+class ExportRequestSerializer(serializers.Serializer[Any]):
     format = serializers.ChoiceField(choices=settings.EXPORT_FORMATS, help_text="All makes every format.")
     bilingual = serializers.BooleanField(
         default=False, help_text="Source and translation together (Html, Epub, Docx, Pdf, and the Archive's copies)."
@@ -25,7 +27,7 @@ class ExportRequestSerializer(serializers.Serializer):
     )
 
 
-class ExportFileSerializer(serializers.ModelSerializer):
+class ExportFileSerializer(serializers.ModelSerializer[ExportFile]):
     """The contract's Export file entry, plus the format, its options and its state."""
 
     save_as_name = serializers.CharField(help_text="Suggested name to save it as (project, date and format).")

@@ -1,10 +1,12 @@
+from typing import Any
+
 from django.conf import settings
 from rest_framework import serializers
 
 from translation.engines import ModelState
 
 
-class ModelStatusSerializer(serializers.Serializer):
+class ModelStatusSerializer(serializers.Serializer[Any]):
     state = serializers.ChoiceField(
         choices=ModelState.choices,
         help_text="ready: translating; starting: the GPU server is booting or loading the model, or cannot "
@@ -19,7 +21,7 @@ class ModelStatusSerializer(serializers.Serializer):
         ref_name = "ModelStatus"
 
 
-class LanguageSerializer(serializers.Serializer):
+class LanguageSerializer(serializers.Serializer[Any]):
     code = serializers.ChoiceField(choices=settings.TARGET_LANGUAGES, help_text="ISO 639-1.")
     name = serializers.CharField(help_text="The language's English name.")
 
@@ -27,7 +29,7 @@ class LanguageSerializer(serializers.Serializer):
         ref_name = "Language"
 
 
-class LanguagePairsSerializer(serializers.Serializer):
+class LanguagePairsSerializer(serializers.Serializer[Any]):
     # Named as in language_pair_unsupported's supportedPairs. The metaclass takes declared
     # fields off the class, so Field.source is not shadowed at run time; only mypy sees it.
     source = serializers.CharField(  # type: ignore[assignment]
@@ -44,7 +46,7 @@ class LanguagePairsSerializer(serializers.Serializer):
         ref_name = "LanguagePairs"
 
 
-class EngineLanguagesSerializer(serializers.Serializer):
+class EngineLanguagesSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(help_text="The configured engine: vllm, local or echo.")
     targets = serializers.ListField(
         child=serializers.ChoiceField(choices=settings.TARGET_LANGUAGES),
@@ -67,7 +69,7 @@ class EngineLanguagesSerializer(serializers.Serializer):
         ref_name = "EngineLanguages"
 
 
-class LanguagesSerializer(serializers.Serializer):
+class LanguagesSerializer(serializers.Serializer[Any]):
     targets = LanguageSerializer(many=True, help_text="The 20 target languages of the service.")
     engine = EngineLanguagesSerializer(help_text="What the configured translation engine can do with them.")
 

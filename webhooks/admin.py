@@ -3,16 +3,21 @@ with disable/enable and redeliver through the services the API uses."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
 from core.errors import ServiceError
 from webhooks import deliveries, services
 from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookSubscription
 
+_ChildModel = TypeVar("_ChildModel", bound=Model)
+_ParentModel = TypeVar("_ParentModel", bound=Model)
 
-class ReadOnlyInline(admin.TabularInline):
+
+class ReadOnlyInline(admin.TabularInline[_ChildModel, _ParentModel]):
     extra = 0
     can_delete = False
     show_change_link = True
@@ -21,13 +26,13 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-class DeliveryInline(ReadOnlyInline):
+class DeliveryInline(ReadOnlyInline[WebhookDelivery, WebhookSubscription]):
     model = WebhookDelivery
     fields = readonly_fields = ("event_type", "event_id", "status", "attempt_count", "last_status_code", "created_at")
     ordering = ("-created_at",)
 
 
-class AttemptInline(ReadOnlyInline):
+class AttemptInline(ReadOnlyInline[DeliveryAttempt, WebhookDelivery]):
     model = DeliveryAttempt
     show_change_link = False
     fields = readonly_fields = ("attempted_at", "status_code", "duration_ms", "error")
@@ -50,7 +55,7 @@ SUBSCRIPTION_FIELDS = (
 
 
 @admin.register(WebhookSubscription)
-class WebhookSubscriptionAdmin(admin.ModelAdmin):
+class WebhookSubscriptionAdmin(admin.ModelAdmin[WebhookSubscription]):
     list_display = ["url", "owner", "enabled", "consecutive_failures", "created_at"]
     list_filter = ["enabled"]
     search_fields = ["url", "description", "owner__email"]
@@ -78,7 +83,7 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(admin.ModelAdmin[WebhookDelivery]):
     list_display = ["event_type", "subscription", "status", "attempt_count", "last_status_code", "created_at"]
     list_filter = ["status", "event_type"]
     search_fields = ["event_id", "subscription__url", "subscription__owner__email"]

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
+from asgiref.typing import WebSocketScope
 from django.http import HttpRequest
 from rest_framework import exceptions
 from rest_framework.request import Request
@@ -50,7 +51,7 @@ class HubIdentity:
     expires_at: datetime | None  # when the credential stops being good, if it ever does
 
 
-def hub_authenticate(scope: dict[str, Any]) -> HubIdentity:
+def hub_authenticate(scope: WebSocketScope) -> HubIdentity:
     """The account a websocket scope's credential belongs to, or HubRefused. Touches the
     database (call it through database_sync_to_async)."""
     request = _credential_request(scope)
@@ -70,7 +71,7 @@ def hub_authenticate(scope: dict[str, Any]) -> HubIdentity:
     raise HubRefused(CLOSE_UNAUTHENTICATED, "not_authenticated")
 
 
-def _credential_request(scope: dict[str, Any]) -> Request:
+def _credential_request(scope: WebSocketScope) -> Request:
     """A request that carries the handshake's credential headers, for the API's authenticators."""
     meta: dict[str, Any] = {}
     for raw_name, raw_value in scope.get("headers", []):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from webhooks.addresses import MAX_URL_LENGTH
@@ -15,7 +17,7 @@ URL_HELP = (
 EVENT_TYPES_HELP = "The event types to receive; empty or omitted: all of them."
 
 
-class WebhookCreateInputSerializer(serializers.Serializer):
+class WebhookCreateInputSerializer(serializers.Serializer[Any]):
     url = serializers.CharField(max_length=MAX_URL_LENGTH, help_text=URL_HELP)
     description = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     event_types = serializers.ListField(
@@ -27,7 +29,7 @@ class WebhookCreateInputSerializer(serializers.Serializer):
     )
 
 
-class WebhookUpdateInputSerializer(serializers.Serializer):
+class WebhookUpdateInputSerializer(serializers.Serializer[Any]):
     url = serializers.CharField(max_length=MAX_URL_LENGTH, required=False, help_text=URL_HELP)
     description = serializers.CharField(max_length=200, required=False, allow_blank=True)
     event_types = serializers.ListField(
@@ -41,7 +43,7 @@ class WebhookUpdateInputSerializer(serializers.Serializer):
     )
 
 
-class WebhookSubscriptionSerializer(serializers.ModelSerializer):
+class WebhookSubscriptionSerializer(serializers.ModelSerializer[WebhookSubscription]):
     event_types = serializers.ListField(child=serializers.CharField(), help_text=EVENT_TYPES_HELP)
     secret_prefix = serializers.CharField(help_text="The secret's first characters, to recognise it; never the secret.")
     disabled_reason = serializers.CharField(help_text="Why it was disabled; empty while enabled.")
@@ -76,10 +78,11 @@ class WebhookCreatedSerializer(WebhookSubscriptionSerializer):
         ref_name = "WebhookSubscriptionCreated"
 
     def get_secret(self, subscription: WebhookSubscription) -> str:
-        return self.context["secret"]
+        secret: str = self.context["secret"]
+        return secret
 
 
-class WebhookSecretRotatedSerializer(serializers.Serializer):
+class WebhookSecretRotatedSerializer(serializers.Serializer[Any]):
     subscription_id = serializers.UUIDField()
     secret = serializers.CharField(help_text="The new signing secret, shown only here; the old one no longer signs.")
     secret_prefix = serializers.CharField()
@@ -88,7 +91,7 @@ class WebhookSecretRotatedSerializer(serializers.Serializer):
         ref_name = "WebhookSecretRotated"
 
 
-class DeliveryAttemptSerializer(serializers.ModelSerializer):
+class DeliveryAttemptSerializer(serializers.ModelSerializer[DeliveryAttempt]):
     attempted_utc = serializers.DateTimeField(source="attempted_at")
     status_code = serializers.IntegerField(allow_null=True, help_text="The endpoint's HTTP status; null: no answer.")
     duration_ms = serializers.IntegerField()
@@ -100,7 +103,7 @@ class DeliveryAttemptSerializer(serializers.ModelSerializer):
         ref_name = "WebhookDeliveryAttempt"
 
 
-class WebhookDeliverySerializer(serializers.ModelSerializer):
+class WebhookDeliverySerializer(serializers.ModelSerializer[WebhookDelivery]):
     event_id = serializers.CharField(help_text="The webhook-id header: the same on every attempt of this event.")
     status = serializers.ChoiceField(
         choices=DeliveryStatus.choices,
@@ -134,7 +137,7 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
         ref_name = "WebhookDelivery"
 
 
-class WebhookDeliveryPageSerializer(serializers.Serializer):
+class WebhookDeliveryPageSerializer(serializers.Serializer[Any]):
     count = serializers.IntegerField()
     next = serializers.CharField(allow_null=True, help_text="The next page's address; null on the last page.")
     previous = serializers.CharField(allow_null=True)

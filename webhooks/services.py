@@ -135,7 +135,7 @@ def subscription_disable(*, subscription: WebhookSubscription, reason: str, noti
 def _notify_queue(subscription: WebhookSubscription) -> None:
     from webhooks.tasks import subscription_disabled_notify  # the tasks module calls this one
 
-    subscription_disabled_notify.apply_async(args=[str(subscription.pk)], queue="webhooks")
+    subscription_disabled_notify.apply_async(args=(str(subscription.pk),), queue="webhooks")
 
 
 def subscription_disabled_notify(*, subscription_id: str) -> bool:

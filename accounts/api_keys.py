@@ -19,9 +19,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts import errors
+from accounts.events import ApiKeyRevoked
 from accounts.models import ApiKey, Scope, User
-from accounts.signals import api_key_revoked
-from core.errors import ServiceError, ValidationFailed
+from core.errors import ValidationFailed
+from core.events import publish
 
 SECRET_PREFIX = "svc_sk_live_"  # noqa: S105  (a public prefix, not a secret)
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -32,12 +34,6 @@ _DISPLAY_PREFIX_LENGTH = len(SECRET_PREFIX) + 8
 
 ALL_SCOPES = frozenset(Scope.values)
 DEFAULT_SCOPES = [Scope.PROJECTS_WRITE.value]
-
-
-class CredentialRejected(ServiceError):
-    """An API key that cannot be used; `code` says why (malformed, unknown, revoked, ...)."""
-
-    status = 401
 
 
 def _base62(number: int, width: int) -> str:
@@ -103,11 +99,10 @@ def _expiry_check_within(*, creator: ApiKey, expires_at: datetime | None, now: d
     if creator.expires_at is None or (expires_at is not None and expires_at <= creator.expires_at):
         return
     whole_days_left = (creator.expires_at - now) // timedelta(days=1)
-    raise ServiceError(
+    raise errors.ExpiryNotHeld(
         "This API key cannot create a key that outlives it: it expires at "
         f"{creator.expires_at.isoformat()}, so expiresInDays must be at most {whole_days_left}"
         + (" (less than a day is left, so it cannot create keys)." if whole_days_left < 1 else "."),
-        code="expiry_not_held",
         key_expires_utc=creator.expires_at,
         max_expires_in_days=whole_days_left,
     )
@@ -132,9 +127,8 @@ def api_key_create(
         held = scopes_implied(created_with.scopes)
         missing = [scope for scope in granted if scope not in held]
         if missing:
-            raise ServiceError(
+            raise errors.ScopeNotHeld(
                 f"This API key cannot grant scopes it does not hold: {', '.join(missing)}.",
-                code="scope_not_held",
                 missing_scopes=missing,
             )
     if expires_in_days is not None and not 1 <= expires_in_days <= settings.API_KEY_MAX_EXPIRY_DAYS:
@@ -158,32 +152,32 @@ def api_key_create(
 
 def api_key_revoke(*, key: ApiKey) -> ApiKey:
     """Revoke at once. Idempotent: revoking a revoked key keeps its first revocation time.
-    Every call announces it (accounts.signals.api_key_revoked), so revoking again also
+    Every call announces it (accounts.events.ApiKeyRevoked), so revoking again also
     closes hub sockets that a lost first announcement left open."""
     with transaction.atomic():
         key = ApiKey.objects.select_for_update().get(pk=key.pk)
         if key.revoked_at is None:
             key.revoked_at = timezone.now()
             key.save(update_fields=["revoked_at"])
-        api_key_revoked.send(sender=ApiKey, key=key)
+        publish(ApiKeyRevoked(key_id=key.pk, user_id=key.user_id))
     return key
 
 
 def api_key_authenticate(*, secret: str) -> ApiKey:
-    """The key this secret belongs to, if it may be used now; else CredentialRejected."""
+    """The key this secret belongs to, if it may be used now; else a CredentialRejected (accounts.errors) saying why."""
     if not secret_is_well_formed(secret):
-        raise CredentialRejected("The API key is malformed.", code="credential_malformed")
+        raise errors.CredentialMalformed("The API key is malformed.")
     digest = secret_hash(secret)
     candidates = ApiKey.objects.select_related("user").filter(prefix=display_prefix(secret))
     key = next((c for c in candidates if hmac.compare_digest(c.secret_hash, digest)), None)
     if key is None:
-        raise CredentialRejected("No such API key.", code="credential_invalid")
+        raise errors.ApiKeyUnknown("No such API key.")
     if key.revoked_at is not None:
-        raise CredentialRejected("The API key was revoked.", code="api_key_revoked")
+        raise errors.ApiKeyRevoked("The API key was revoked.")
     if key.is_expired():
-        raise CredentialRejected("The API key has expired.", code="api_key_expired")
+        raise errors.ApiKeyExpired("The API key has expired.")
     if not key.user.is_active:
-        raise CredentialRejected("The account is disabled.", code="account_disabled")
+        raise errors.AccountDisabled("The account is disabled.")
     api_key_touch(key=key)
     return key
 

@@ -6,4 +6,4 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts"
 
     def ready(self) -> None:
-        from accounts import problems, schema  # noqa: F401  (register problem codes and schema extensions)
+        from accounts import schema  # noqa: F401  (registers the schema extensions)

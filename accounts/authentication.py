@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
@@ -14,10 +14,24 @@ from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import ExpiredTokenError, TokenError
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts.api_keys import CredentialRejected, api_key_authenticate, looks_like_api_key
+from accounts.api_keys import api_key_authenticate, looks_like_api_key
+from accounts.errors import (
+    AccountDisabled,
+    CredentialMalformed,
+    CredentialRejected,
+    TokenExpired,
+    TokenInvalid,
+    TokenRevoked,
+)
 from accounts.models import ApiKey, User
 
 AUTH_HEADER_CHALLENGE = 'Bearer realm="api"'
+
+
+def authentication_failed(rejected: CredentialRejected) -> exceptions.AuthenticationFailed:
+    """The rejection as DRF's AuthenticationFailed (which DRF answers with the
+    WWW-Authenticate challenge), its problem code as the detail's code."""
+    return exceptions.AuthenticationFailed(rejected.detail, code=rejected.code)
 
 
 def request_user(request: Request) -> User:
@@ -33,7 +47,7 @@ def bearer_credential(request: Request) -> str | None:
     try:
         return header[1].decode()
     except UnicodeDecodeError:
-        raise exceptions.AuthenticationFailed(_("The credential is malformed."), code="credential_malformed") from None
+        raise authentication_failed(CredentialMalformed(_("The credential is malformed."))) from None
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -49,7 +63,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         try:
             key = api_key_authenticate(secret=secret.strip())
         except CredentialRejected as rejected:
-            raise exceptions.AuthenticationFailed(rejected.detail, code=rejected.code) from None
+            raise authentication_failed(rejected) from None
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:
@@ -70,17 +84,17 @@ class JwtAuthentication(JWTAuthentication):
         try:
             return AccessToken(raw)  # type: ignore[arg-type]
         except ExpiredTokenError:
-            raise exceptions.AuthenticationFailed(_("The token has expired."), code="token_expired") from None
+            raise authentication_failed(TokenExpired(_("The token has expired."))) from None
         except TokenError:
             if raw.count(".") != 2:
-                raise exceptions.AuthenticationFailed(
-                    _("The credential is neither an API key nor a JWT."), code="credential_malformed"
+                raise authentication_failed(
+                    CredentialMalformed(_("The credential is neither an API key nor a JWT."))
                 ) from None
-            raise exceptions.AuthenticationFailed(_("The token is invalid."), code="token_invalid") from None
+            raise authentication_failed(TokenInvalid(_("The token is invalid."))) from None
 
-    _USER_FAILURES = {
-        "password_changed": ("token_revoked", "The password changed since this token was issued."),
-        "user_inactive": ("account_disabled", "The account is disabled."),
+    _USER_FAILURES: dict[str, tuple[type[CredentialRejected], str]] = {
+        "password_changed": (TokenRevoked, "The password changed since this token was issued."),
+        "user_inactive": (AccountDisabled, "The account is disabled."),
     }
 
     def get_user(self, validated_token: Any) -> User:  # type: ignore[override]
@@ -90,8 +104,8 @@ class JwtAuthentication(JWTAuthentication):
             # simplejwt's own AuthenticationFailed carries its reason as detail["code"].
             detail = failed.detail
             reason = str(detail.get("code", "")) if isinstance(detail, dict) else str(failed.get_codes())
-            code, message = self._USER_FAILURES.get(reason, ("token_invalid", "The token is invalid."))
-            raise exceptions.AuthenticationFailed(_(message), code=code) from None
+            rejection, message = self._USER_FAILURES.get(reason, (TokenInvalid, "The token is invalid."))
+            raise authentication_failed(rejection(_(message))) from None
 
     def authenticate_header(self, request: Request) -> str:
         return AUTH_HEADER_CHALLENGE

@@ -20,8 +20,9 @@ from django.db import transaction
 from django.utils import timezone
 from PIL import Image, ImageCms, ImageOps
 
+from accounts.errors import AvatarInvalid, AvatarTooLarge
 from accounts.models import User
-from core.errors import NotFound, ServiceError
+from core.errors import NotFound
 from core.images import ImageEmpty, ImageLimits, ImageRefused, ImageTooLarge, image_errors, image_open
 from core.uploads import UploadLimits, extension_of
 
@@ -31,14 +32,6 @@ AVATAR_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp")
 AVATAR_CONTENT_TYPE = "image/png"
 # The decoders Pillow may use; the content decides which one, never the file name.
 _PILLOW_FORMATS = ("PNG", "JPEG", "WEBP")
-
-
-class AvatarInvalid(ServiceError):
-    code = "avatar_invalid"
-
-
-class AvatarTooLarge(ServiceError):
-    code = "request_too_large"
 
 
 def avatar_limits() -> UploadLimits:

@@ -24,9 +24,9 @@ from django.utils import timezone
 from jwt import PyJWK, PyJWKClient
 from jwt.exceptions import PyJWKClientConnectionError, PyJWKClientError, PyJWKSetError
 
+from accounts.errors import AccountDisabled, EmailTaken, IdentityTokenInvalid, ProviderUnavailable, ProviderUnknown
 from accounts.models import ExternalIdentity, User, email_normalize
-from accounts.services import EmailTaken
-from core.errors import Conflict, ServiceError
+from core.errors import Conflict
 
 logger = logging.getLogger(__name__)
 
@@ -37,22 +37,6 @@ REQUIRED_CLAIMS = ["iss", "aud", "sub", "exp", "iat"]
 JWKS_USER_AGENT = "book-translation-service/1 (OpenID Connect key fetch)"
 SUBJECT_MAX_LENGTH = ExternalIdentity._meta.get_field("subject").max_length or 255
 DISPLAY_NAME_MAX_LENGTH = User._meta.get_field("display_name").max_length or 150
-
-
-class IdentityTokenInvalid(ServiceError):
-    code = "identity_token_invalid"
-
-
-class ProviderUnknown(ServiceError):
-    code = "provider_unknown"
-
-
-class ProviderUnavailable(ServiceError):
-    code = "provider_unavailable"
-
-
-class AccountDisabled(ServiceError):
-    code = "account_disabled"
 
 
 @dataclass(frozen=True)

@@ -13,24 +13,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework_simplejwt.tokens import AccessToken
 
+from accounts.errors import EmailTaken, InvalidCredentials, PasswordNotSet, RecentSignInRequired
+from accounts.events import AccountClosing, PasswordChanged
 from accounts.models import ApiKey, ExternalIdentity, User, email_normalize
-from accounts.signals import account_closing, password_changed
-from core.errors import ServiceError, ValidationFailed
+from core.errors import Forbidden, ValidationFailed
+from core.events import publish
 from core.models import IdempotencyRecord
 from core.storage import storage_delete_on_commit
-
-
-class InvalidCredentials(ServiceError):
-    code = "invalid_credentials"
-    status = 401
-
-
-class EmailTaken(ServiceError):
-    code = "email_taken"
-
-
-class PasswordNotSet(ServiceError):
-    code = "password_not_set"
 
 
 @dataclass(frozen=True)
@@ -134,7 +123,7 @@ def password_change(*, user: User, current_password: str, new_password: str) -> 
     user.set_password(new_password)
     with transaction.atomic():
         user.save(update_fields=["password"])
-        password_changed.send(sender=User, user=user)
+        publish(PasswordChanged(user_id=user.pk))
     return user
 
 
@@ -174,7 +163,7 @@ def dev_user_ensure(*, email: str, password: str, staff: bool = False) -> User:
     Idempotent: an existing account gets the password (and staff flag) again.
     """
     if not settings.DEVELOPMENT_DEPLOYMENT:
-        raise ServiceError("Development users exist only on development deployments.", code="forbidden")
+        raise Forbidden("Development users exist only on development deployments.")
     user = User.objects.filter(email=email_normalize(email)).first()
     if user is None:
         user = User(email=email_normalize(email), display_name="Developer", email_verified=True)
@@ -193,7 +182,7 @@ def _deletion_proof_check(*, user: User, password: str | None, signed_in_at: dat
         return
     minutes = settings.ACCOUNT_DELETE_SIGN_IN_MAX_AGE_MINUTES
     if signed_in_at is None or timezone.now() - signed_in_at > timedelta(minutes=minutes):
-        raise ServiceError(code="recent_sign_in_required", maxAgeMinutes=minutes)
+        raise RecentSignInRequired(maxAgeMinutes=minutes)
 
 
 def tombstone_email(user: User) -> str:
@@ -205,7 +194,7 @@ def account_delete(*, user: User, password: str | None = None, signed_in_at: dat
     """Delete the account, all or nothing, after checking the proof (see
     `_deletion_proof_check`; a wrong one changes nothing).
 
-    Every app ends what it holds for the account first (accounts.signals.account_closing:
+    Every app ends what it holds for the account first (accounts.events.AccountClosing:
     books and files, batches and their holds, webhooks, hub connections; a pending top-up
     refuses the whole deletion with 409). Then the API keys are revoked, the identity
     provider links, idempotency records and the avatar removed, and the user row becomes
@@ -217,7 +206,7 @@ def account_delete(*, user: User, password: str | None = None, signed_in_at: dat
         locked = User.objects.select_for_update().get(pk=user.pk)
         if not locked.is_active:
             return
-        account_closing.send(sender=User, user=locked)
+        publish(AccountClosing(user=locked))
         ApiKey.objects.filter(user=locked, revoked_at__isnull=True).update(revoked_at=timezone.now())
         ExternalIdentity.objects.filter(user=locked).delete()
         IdempotencyRecord.objects.filter(owner=locked).delete()

@@ -71,7 +71,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "core.errors.ProblemJsonMiddleware",
+    "core.problem_json.ProblemJsonMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -369,7 +369,7 @@ REST_FRAMEWORK = {
     # so that the schema declares each body in the one media type it is read in.
     "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "core.schema.ProblemAutoSchema",
-    "EXCEPTION_HANDLER": "core.errors.problem_exception_handler",
+    "EXCEPTION_HANDLER": "core.problem_json.problem_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [],
     "JSON_UNDERSCOREIZE": {"no_underscore_before_number": True},
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
@@ -610,7 +610,7 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-CSRF_FAILURE_VIEW = "core.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "core.problem_json.csrf_failure"
 
 # --- Observability --------------------------------------------------------------------
 

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from core import errors, health
+from core import health, problem_json
 from core.status_page import status_page
 from core.views import MetaView, ProblemDetailView, ProblemListView
 
@@ -20,7 +20,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("translation.urls")),
     # Last: any other /v1 address is a problem+json 404, even with DEBUG on (and even with a
     # newline in it, which `.` would not match).
-    re_path(r"^[\s\S]*$", errors.api_not_found),
+    re_path(r"^[\s\S]*$", problem_json.api_not_found),
 ]
 
 urlpatterns = [
@@ -33,7 +33,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-handler400 = errors.handler400
-handler403 = errors.handler403
-handler404 = errors.handler404
-handler500 = errors.handler500
+handler400 = problem_json.handler400
+handler403 = problem_json.handler403
+handler404 = problem_json.handler404
+handler500 = problem_json.handler500

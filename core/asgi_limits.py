@@ -41,7 +41,8 @@ from rest_framework.exceptions import APIException
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 
-from core import errors
+from core import problem_json
+from core.errors import RequestTooLarge
 from core.uploads import MULTIPART_OVERHEAD_BYTES, UploadLimits
 
 logger = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ def body_policy(*, path: str, method: str) -> BodyPolicy:
     except Resolver404:
         return BodyPolicy(reads_body=False)
     view = match.func
-    if view is errors.api_not_found:  # /v1's catch-all: no such route
+    if view is problem_json.api_not_found:  # /v1's catch-all: no such route
         return BodyPolicy(reads_body=False)
     view_class = getattr(view, "cls", None)
     if view_class is None:  # a plain Django view (the admin's forms): Django's own body limit
@@ -240,16 +241,13 @@ def _closing(send: Send) -> Send:
 
 
 async def _too_large(send: Send, *, path: str, policy: BodyPolicy) -> None:
-    body = errors.problem_body(
-        code="request_too_large",
-        status=413,
-        detail=f"The request body is larger than this operation accepts ({policy.max_bytes} bytes).",
-        instance=path,
-        extra=policy.problem_extra,
+    too_large = RequestTooLarge(
+        f"The request body is larger than this operation accepts ({policy.max_bytes} bytes).", **policy.problem_extra
     )
+    body = problem_json.problem_body(too_large, instance=path)
     payload = json.dumps(body).encode()
     headers = [
-        (b"content-type", errors.PROBLEM_CONTENT_TYPE.encode()),
+        (b"content-type", problem_json.PROBLEM_CONTENT_TYPE.encode()),
         (b"content-length", str(len(payload)).encode()),
         (b"connection", b"close"),
     ]

@@ -1,248 +1,243 @@
-"""RFC 9457 problem+json for every error under /v1.
+"""The errors the API answers with, each declared once, as an exception class.
 
-Services raise `ServiceError` subclasses carrying a problem code; DRF's exception handler
-(`problem_exception_handler`), Django's error handlers and `ProblemJsonMiddleware` all
-render through `problem_body`, so an error looks the same wherever it started.
+A problem code is a `ServiceError` subclass that declares `code`, `status`, `title` and
+`description`; declaring it adds it to the catalogue, which GET /v1/problems, the
+schema's code enum and the docs are built from. Each app declares its own codes in its
+`errors` module (core's shared ones are below); `core.problem_json` turns any exception
+into problem+json.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any
+from typing import Any, ClassVar
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
-from rest_framework import exceptions as drf_exceptions
-from rest_framework.response import Response
+from django.conf import settings
 
-from core import problems
+IDEMPOTENCY_KEY_MAX_LENGTH = 255
 
-logger = logging.getLogger(__name__)
-
-PROBLEM_CONTENT_TYPE = "application/problem+json"
-API_PREFIX = "/v1/"
+_CATALOGUE: dict[str, type[ServiceError]] = {}
+_DECLARED = ("status", "title", "description")
 
 
 class ServiceError(Exception):
-    """A domain error with a problem code; the API answers it as problem+json."""
+    """A problem the API answers with as problem+json: `detail` says what happened this
+    time (the code's description when not given), `extra` adds members to the body
+    (`shortfall`, `errors`, ...).
 
-    code = "conflict"
-    status: int | None = None
+    A subclass that declares `code` is that code's one class and declares its meaning
+    beside it. A subclass without a code groups others (`CredentialRejected`); a subclass
+    of a coded class shares its code (`AvatarTooLarge` is a `RequestTooLarge`)."""
+
+    code: str
+    status: int  # an instance may differ: DRF answers a missing credential 403 on some views
+    title: str
+    description: str
     retry_after_seconds: int | None = None  # sent as Retry-After when set
+    _borrows_meaning: ClassVar[bool] = False
 
-    def __init__(self, detail: str | None = None, *, code: str | None = None, **extra: Any) -> None:
-        self.code = code or self.code
-        problem = problems.get(self.code)
-        self.detail = detail or (problem.description if problem else self.code)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" not in vars(cls):
+            return
+        if "title" not in vars(cls) and "description" not in vars(cls):
+            cls._borrows_meaning = True  # transitional, see _meaning_borrow
+            return
+        cls._borrows_meaning = False
+        _catalogue_add(cls)
+
+    def __init__(self, detail: str | None = None, **extra: Any) -> None:
+        code = extra.pop("code", None)  # transitional, see _meaning_borrow
+        if code is not None or self._borrows_meaning:
+            self._meaning_borrow(code or self.code)
+        if not hasattr(self, "code"):
+            raise TypeError(f"{type(self).__qualname__} declares no problem code: raise one of its subclasses")
+        self.detail = detail or self.description
         self.extra = extra
         super().__init__(self.detail)
 
+    def _meaning_borrow(self, code: str) -> None:
+        """Transitional (issue 16), until every raise site raises its code's class: a
+        generic class given `code=`, or a class naming a code it does not declare, takes
+        the meaning of the class that declares it."""
+        declared = _CATALOGUE.get(code)
+        self.code = code
+        if declared is None:
+            self.status = getattr(self, "status", 400)
+            self.title, self.description = code.replace("_", " ").capitalize(), code
+            return
+        self.status, self.title, self.description = declared.status, declared.title, declared.description
+
     @property
     def status_code(self) -> int:
-        if self.status is not None:
-            return self.status
-        problem = problems.get(self.code)
-        return problem.status if problem else 400
+        return self.status
+
+
+def _catalogue_add(problem: type[ServiceError]) -> None:
+    missing = [name for name in _DECLARED if name not in vars(problem)]
+    if missing:
+        raise TypeError(f"{problem.__qualname__} declares code {problem.code!r} without {', '.join(missing)}")
+    existing = _CATALOGUE.get(problem.code)
+    if existing is not None:
+        raise TypeError(
+            f"problem code {problem.code!r} declared twice, by {existing.__module__}.{existing.__qualname__} and "
+            f"{problem.__module__}.{problem.__qualname__}: one class per code (subclass it to share the code)"
+        )
+    _CATALOGUE[problem.code] = problem
+
+
+def problem_class(code: str) -> type[ServiceError] | None:
+    """The class that declares this code, None for a code nobody declared."""
+    return _CATALOGUE.get(code)
+
+
+def problem_classes() -> list[type[ServiceError]]:
+    """The catalogue: every declared code's class, by status then code."""
+    return sorted(_CATALOGUE.values(), key=lambda problem: (problem.status, problem.code))
+
+
+def type_uri(code: str) -> str:
+    """A problem's `type`: where GET /v1/problems/{code} describes it."""
+    return f"{settings.PROBLEM_TYPE_BASE}/{code}"
+
+
+# --- The codes every app shares, and those only DRF or Django raise ----------------------
 
 
 class ValidationFailed(ServiceError):
     """Input that passed the serializer but breaks a domain rule, per field."""
 
     code = "validation_error"
+    status = 400
+    title = "Invalid request"
+    description = (
+        "One or more fields are invalid; `errors` maps each field to its messages, and `unknownFields` lists "
+        "members the operation does not have (or spelt otherwise than in camelCase, or given twice) as sent."
+    )
 
     def __init__(self, errors: dict[str, list[str]], detail: str | None = None) -> None:
         super().__init__(detail or "One or more fields are invalid.", errors=errors)
 
 
-class Conflict(ServiceError):
-    code = "conflict"
+class MalformedRequest(ServiceError):
+    code = "malformed_request"
+    status = 400
+    title = "Malformed request"
+    description = "The body could not be parsed (for example invalid JSON)."
+
+
+class NotAuthenticated(ServiceError):
+    code = "not_authenticated"
+    status = 401
+    title = "Authentication required"
+    description = (
+        "No credential was sent. Send a JWT or an API key in Authorization: Bearer, or an API key in X-Api-Key."
+    )
+
+
+class CredentialInvalid(ServiceError):
+    """Also what a rejected credential answers when it names no 401 code of its own."""
+
+    code = "credential_invalid"
+    status = 401
+    title = "Unknown credential"
+    description = "The API key is well formed but no such key exists."
+
+
+class Forbidden(ServiceError):
+    code = "forbidden"
+    status = 403
+    title = "Forbidden"
+    description = "The credential is valid but lacks the scope this operation needs."
 
 
 class NotFound(ServiceError):
     code = "not_found"
+    status = 404
+    title = "Not found"
+    description = "The resource does not exist or does not belong to the caller."
 
 
-def problem_body(
-    *, code: str, status: int, detail: str, instance: str | None, extra: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    problem = problems.get(code)
-    body: dict[str, Any] = {
-        "type": problems.type_uri(code),
-        "title": problem.title if problem else code.replace("_", " ").capitalize(),
-        "status": status,
-        "detail": detail,
-        "instance": instance,
-        "code": code,
-    }
-    if extra:
-        body.update(extra)
-    return body
+class MethodNotAllowed(ServiceError):
+    code = "method_not_allowed"
+    status = 405
+    title = "Method not allowed"
+    description = "The resource does not support this HTTP method."
 
 
-def _is_api_path(request: HttpRequest) -> bool:
-    return request.path.startswith(API_PREFIX) or request.path == API_PREFIX.rstrip("/")
+class NotAcceptable(ServiceError):
+    code = "not_acceptable"
+    status = 406
+    title = "Not acceptable"
+    description = "The Accept header asks for a representation the API does not offer."
 
 
-def problem_response(request: HttpRequest, *, code: str, status: int, detail: str) -> JsonResponse:
-    """A plain Django response carrying a problem (for code outside DRF's views)."""
-    return JsonResponse(
-        problem_body(code=code, status=status, detail=detail, instance=request.path),
-        status=status,
-        content_type=PROBLEM_CONTENT_TYPE,
+class Conflict(ServiceError):
+    code = "conflict"
+    status = 409
+    title = "Conflict"
+    description = "The request conflicts with the current state of the resource."
+
+
+class RequestTooLarge(ServiceError):
+    code = "request_too_large"
+    status = 413
+    title = "Request too large"
+    description = "The request body or uploaded file is larger than allowed."
+
+
+class UnsupportedMediaType(ServiceError):
+    code = "unsupported_media_type"
+    status = 415
+    title = "Unsupported media type"
+    description = "The request body's Content-Type is not accepted here."
+
+
+class RateLimited(ServiceError):
+    code = "rate_limited"
+    status = 429
+    title = "Too many requests"
+    description = (
+        "The rate limit for this operation was reached; retry after the number of seconds in the Retry-After header."
     )
 
 
-def _flatten_errors(detail: Any) -> dict[str, list[str]]:
-    """DRF's nested error details as field -> messages, nested fields joined with dots."""
-    if isinstance(detail, list):
-        return {"nonFieldErrors": [str(message) for message in _messages(detail)]}
-    errors: dict[str, list[str]] = {}
-    for field, value in detail.items():
-        name = "nonFieldErrors" if field in ("non_field_errors", "__all__") else field
-        if isinstance(value, dict):
-            for sub_field, messages in _flatten_errors(value).items():
-                errors[f"{name}.{sub_field}"] = messages
-        else:
-            errors[name] = [str(message) for message in _messages(value)]
-    return errors
+class ServerError(ServiceError):
+    code = "server_error"
+    status = 500
+    title = "Internal server error"
+    description = "Something went wrong on our side. It was logged; retrying later is safe."
 
 
-def _messages(value: Any) -> list[Any]:
-    if isinstance(value, list):
-        flat: list[Any] = []
-        for item in value:
-            flat.extend(_messages(item) if isinstance(item, (list, dict)) else [item])
-        return flat
-    if isinstance(value, dict):
-        return [message for messages in value.values() for message in _messages(messages)]
-    return [value]
+class ServiceUnavailable(ServiceError):
+    code = "service_unavailable"
+    status = 503
+    title = "Service unavailable"
+    description = "A dependency is temporarily unavailable; retry later."
 
 
-_DRF_CODES: dict[type[drf_exceptions.APIException], str] = {
-    drf_exceptions.ParseError: "malformed_request",
-    drf_exceptions.NotAuthenticated: "not_authenticated",
-    drf_exceptions.PermissionDenied: "forbidden",
-    drf_exceptions.NotFound: "not_found",
-    drf_exceptions.MethodNotAllowed: "method_not_allowed",
-    drf_exceptions.NotAcceptable: "not_acceptable",
-    drf_exceptions.UnsupportedMediaType: "unsupported_media_type",
-    drf_exceptions.Throttled: "rate_limited",
-}
+# --- Idempotent POSTs (core.idempotency) ----------------------------------------------------
 
 
-def _drf_problem(exc: drf_exceptions.APIException) -> tuple[str, str, dict[str, Any]]:
-    """(code, detail, extra) for one of DRF's exceptions."""
-    if isinstance(exc, drf_exceptions.ValidationError):
-        return "validation_error", "One or more fields are invalid.", {"errors": _flatten_errors(exc.detail)}
-    if isinstance(exc, drf_exceptions.AuthenticationFailed):
-        detail = exc.detail if isinstance(exc.detail, str) else "Authentication failed."
-        code = getattr(exc.detail, "code", None) or "credential_invalid"
-        if problems.get(code) is None or problems.get(code).status != 401:  # type: ignore[union-attr]
-            code = "credential_invalid"
-        return code, str(detail), {}
-    for exc_class, code in _DRF_CODES.items():
-        if isinstance(exc, exc_class):
-            return code, str(exc.detail), {}
-    return getattr(exc, "default_code", "server_error"), str(exc.detail), {}
+class IdempotencyKeyInvalid(ServiceError):
+    code = "idempotency_key_invalid"
+    status = 400
+    title = "Invalid Idempotency-Key"
+    description = f"The Idempotency-Key header must be 1 to {IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters."
 
 
-def _django_problem(exc: Exception) -> tuple[str, int, str] | None:
-    """(code, status, detail) for the Django exceptions that mean a client error."""
-    if isinstance(exc, Http404):
-        return "not_found", 404, "No such resource."
-    if isinstance(exc, DjangoPermissionDenied):
-        return "forbidden", 403, "You do not have permission to do this."
-    if isinstance(exc, RequestDataTooBig):
-        return "request_too_large", 413, "The request body is larger than allowed."
-    if isinstance(exc, SuspiciousOperation):
-        return "malformed_request", 400, "The request was refused."
-    return None
+class RequestInProgress(ServiceError):
+    code = "request_in_progress"
+    status = 409
+    title = "Request in progress"
+    description = (
+        "The same request (the same Idempotency-Key, or without one the same body) is still being processed; "
+        "retry after Retry-After seconds."
+    )
+    retry_after_seconds = 1
 
 
-def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's EXCEPTION_HANDLER: every exception a view raises becomes problem+json."""
-    request = context.get("request")
-    instance = request.path if request is not None else None
-    headers: dict[str, str] = {}
-    if isinstance(exc, ServiceError):
-        code, detail, extra, status = exc.code, exc.detail, exc.extra, exc.status_code
-        if exc.retry_after_seconds is not None:
-            headers["Retry-After"] = str(exc.retry_after_seconds)
-    elif (known := _django_problem(exc)) is not None:
-        code, status, detail = known
-        extra = {}
-    elif isinstance(exc, drf_exceptions.APIException):
-        code, detail, extra = _drf_problem(exc)
-        status = exc.status_code
-        if getattr(exc, "auth_header", None):
-            headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
-        if getattr(exc, "wait", None) is not None:
-            headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))  # type: ignore[attr-defined]
-    else:
-        logger.error("Unhandled error on %s", instance, exc_info=exc)
-        code, detail, extra, status = "server_error", problems.get("server_error").description, {}, 500  # type: ignore[union-attr]
-    body = problem_body(code=code, status=status, detail=detail, instance=instance, extra=extra)
-    return Response(body, status=status, headers=headers, content_type=PROBLEM_CONTENT_TYPE)
-
-
-# --- Django's own errors under /v1 ---------------------------------------------------------
-
-
-def _django_handler(code: str, status: int, detail: str, fallback_name: str):  # type: ignore[no-untyped-def]
-    from django.views import defaults
-
-    fallback = getattr(defaults, fallback_name)
-
-    def handler(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-        if _is_api_path(request):
-            return problem_response(request, code=code, status=status, detail=detail)
-        if fallback_name == "server_error":
-            return fallback(request)
-        return fallback(request, exception)
-
-    return handler
-
-
-handler400 = _django_handler("malformed_request", 400, "The request could not be understood.", "bad_request")
-handler403 = _django_handler("forbidden", 403, "You do not have permission to do this.", "permission_denied")
-handler404 = _django_handler("not_found", 404, "No such resource.", "page_not_found")
-handler500 = _django_handler("server_error", 500, "Something went wrong on our side.", "server_error")
-
-
-@csrf_exempt
-def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-    """The last /v1 route: an unknown address is a problem+json 404 even with DEBUG on
-    (and for a POST too: there is nothing here for CSRF to protect)."""
-    return problem_response(request, code="not_found", status=404, detail="No such resource.")
-
-
-def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    """CSRF_FAILURE_VIEW: problem+json under /v1, Django's page elsewhere (the admin)."""
-    if _is_api_path(request):
-        return problem_response(request, code="forbidden", status=403, detail=f"CSRF check failed: {reason}")
-    from django.views.csrf import csrf_failure as django_csrf_failure
-
-    return django_csrf_failure(request, reason=reason)
-
-
-class ProblemJsonMiddleware:
-    """Turns an exception escaping a /v1 view, and a request body over Django's limits,
-    into problem+json instead of an HTML page."""
-
-    def __init__(self, get_response):  # type: ignore[no-untyped-def]
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not _is_api_path(request):
-            return None
-        known = _django_problem(exception)
-        if known is not None:
-            code, status, detail = known
-            return problem_response(request, code=code, status=status, detail=detail)
-        logger.error("Unhandled error on %s", request.path, exc_info=exception)
-        return problem_response(request, code="server_error", status=500, detail="Something went wrong on our side.")
+class IdempotencyKeyReused(ServiceError):
+    code = "idempotency_key_reused"
+    status = 422
+    title = "Idempotency key reused"
+    description = "This Idempotency-Key was used before with a different request."

@@ -35,42 +35,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 
-from core import problems
-from core.errors import ServiceError
+from core.errors import IDEMPOTENCY_KEY_MAX_LENGTH, IdempotencyKeyInvalid, IdempotencyKeyReused, RequestInProgress
 from core.models import IdempotencyRecord
 
 HEADER = "Idempotency-Key"
 REPLAY_HEADER = "Idempotent-Replayed"
-MAX_KEY_LENGTH = 255
-RETRY_AFTER_SECONDS = 1  # what a 409 request_in_progress suggests
+MAX_KEY_LENGTH = IDEMPOTENCY_KEY_MAX_LENGTH
 POLL_FIRST_SECONDS, POLL_MAX_SECONDS = 0.01, 0.1  # a waiting double-submit's polling, growing
 
-problems.register(
-    "idempotency_key_reused",
-    422,
-    "Idempotency key reused",
-    "This Idempotency-Key was used before with a different request.",
-)
-problems.register(
-    "request_in_progress",
-    409,
-    "Request in progress",
-    "The same request (the same Idempotency-Key, or without one the same body) is still being processed; "
-    "retry after Retry-After seconds.",
-)
-problems.register(
-    "idempotency_key_invalid",
-    400,
-    "Invalid Idempotency-Key",
-    f"The Idempotency-Key header must be 1 to {MAX_KEY_LENGTH} printable ASCII characters.",
-)
-
 Handler = TypeVar("Handler", bound=Callable[..., Response])
-
-
-class RequestInProgress(ServiceError):
-    code = "request_in_progress"
-    retry_after_seconds = RETRY_AFTER_SECONDS
 
 
 def fingerprint_of(*, method: str, path: str, data: Any) -> str:
@@ -94,7 +67,7 @@ def _client_key(request: Request) -> str | None:
     if key is None:
         return None
     if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isascii() or not key.isprintable():
-        raise ServiceError(code="idempotency_key_invalid")
+        raise IdempotencyKeyInvalid()
     return key
 
 
@@ -159,7 +132,7 @@ def idempotent(handler: Handler) -> Handler:
         deadline = time.monotonic() + settings.DOUBLE_SUBMIT_WAIT_SECONDS
         while (holder := _record_claim(owner=owner, key=key, fingerprint=fingerprint)) is not None:
             if holder.fingerprint != fingerprint:
-                raise ServiceError(code="idempotency_key_reused")
+                raise IdempotencyKeyReused()
             if holder.state == IdempotencyRecord.State.COMPLETED:
                 return _replay(holder)
             if explicit is not None:

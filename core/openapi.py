@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
-from core.errors import PROBLEM_CONTENT_TYPE
+from core.problem_json import PROBLEM_CONTENT_TYPE
 
 # A field named `errors` would shadow Serializer.errors, so the shape is declared inline.
 ProblemSerializer = inline_serializer(

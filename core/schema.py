@@ -21,11 +21,11 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.permissions import AllowAny
 
-from core import problems
-from core.errors import PROBLEM_CONTENT_TYPE
+from core.errors import problem_classes
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
 from core.idempotency import MAX_KEY_LENGTH, REPLAY_HEADER
 from core.openapi import PROBLEM_DESCRIPTIONS, ProblemSerializer
+from core.problem_json import PROBLEM_CONTENT_TYPE
 
 REQUEST_ID_HEADER = "X-Request-Id"
 RETRY_AFTER_STATUSES = ("409", "429", "503")
@@ -166,7 +166,7 @@ def problem_code_enum(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     schemas = result["components"]["schemas"]
     schemas["ProblemCodeEnum"] = {
         "type": "string",
-        "enum": sorted(problem.code for problem in problems.all_problems()),
+        "enum": sorted(problem.code for problem in problem_classes()),
         "description": "Every problem code the API answers with; GET /v1/problems/{code} describes one.",
     }
     schemas["Problem"]["properties"]["code"] = {"$ref": "#/components/schemas/ProblemCodeEnum"}

@@ -13,8 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core import problems
-from core.errors import NotFound
+from core.errors import NotFound, ServiceError, problem_class, problem_classes, type_uri
 from core.throttling import ClientAddressRateThrottle
 
 
@@ -65,13 +64,13 @@ class MetaView(AnonymousAPIView):
         return Response(DiscoverySerializer(body).data)
 
 
-def _problem_data(problem: problems.ProblemType) -> dict[str, object]:
+def _problem_data(problem: type[ServiceError]) -> dict[str, object]:
     return {
         "code": problem.code,
         "status": problem.status,
         "title": problem.title,
         "description": problem.description,
-        "type": problems.type_uri(problem.code),
+        "type": type_uri(problem.code),
     }
 
 
@@ -85,7 +84,7 @@ class ProblemListView(APIView):
         operation_id="list_problems", responses={200: ProblemTypeSerializer(many=True)}, tags=["discovery"], auth=[]
     )
     def get(self, request: Request) -> Response:
-        return Response([_problem_data(problem) for problem in problems.all_problems()])
+        return Response([_problem_data(problem) for problem in problem_classes()])
 
 
 class ProblemDetailView(APIView):
@@ -96,7 +95,7 @@ class ProblemDetailView(APIView):
 
     @extend_schema(operation_id="get_problem", responses={200: ProblemTypeSerializer}, tags=["discovery"], auth=[])
     def get(self, request: Request, code: str) -> Response:
-        problem = problems.get(code)
+        problem = problem_class(code)
         if problem is None:
             raise NotFound("No such problem type.")
         return Response(_problem_data(problem))

@@ -5,7 +5,7 @@ import logging
 import pytest
 from rest_framework.test import APIRequestFactory
 
-from core.errors import problem_exception_handler
+from core.problem_json import problem_exception_handler
 from tests.support.problems import assert_problem
 
 pytestmark = pytest.mark.django_db

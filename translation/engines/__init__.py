@@ -16,12 +16,12 @@ from translation.engines.base import (
     PageLanguageUnsupported,
     PageReading,
     PageResult,
-    UnsupportedLanguagePair,
     cost_usd,
 )
 from translation.engines.completeness import completeness_problem
 from translation.engines.factory import engine_build, engine_get
 from translation.engines.status import model_status, model_status_forget
+from translation.errors import UnsupportedLanguagePair
 
 __all__ = [
     "Engine",

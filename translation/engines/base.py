@@ -13,9 +13,8 @@ from typing import Any, Protocol
 from django.conf import settings
 from django.db import models
 
-from core.errors import ServiceError
 from core.money import round_amount
-from translation import problems  # noqa: F401  (registers the app's problem codes)
+from translation.errors import UnsupportedLanguagePair
 from translation.languages import language_name
 
 TOKENS_PER_WORD = 4 / 3  # the usual estimate for subword tokenizers on European text
@@ -182,30 +181,6 @@ class EngineSaturated(EngineUnavailable):
     """The backend answers but is at capacity: 429 (or 503) still, after the engine's own
     retries with backoff. The book waits (PausedNeedsCapacity, gpu_capacity) like an outage,
     with no page attempt used."""
-
-
-class UnsupportedLanguagePair(ServiceError):
-    """The engine cannot translate this pair; raised by `check_supported` before any hold."""
-
-    code = "language_pair_unsupported"
-
-    def __init__(
-        self,
-        *,
-        engine: str,
-        source_language: str | None,
-        target_language: str,
-        supported_pairs: list[tuple[str | None, str]],
-    ) -> None:
-        listed = ", ".join(f"{source or 'any'}->{target}" for source, target in supported_pairs) or "none"
-        detail = (
-            f"The {engine} engine cannot translate {source_language or 'this book'} into {target_language}. "
-            f"It translates: {listed}."
-        )
-        pairs: list[dict[str, Any]] = [{"source": source, "target": target} for source, target in supported_pairs]
-        super().__init__(detail, supported_pairs=pairs)
-        self.source_language = source_language
-        self.target_language = target_language
 
 
 @dataclass(frozen=True)

@@ -53,11 +53,11 @@ from accounts.models import User
 from accounts.services import token_issue
 from bench.common import Result, quick
 from config.celery_app import app as celery_app
-from projects import jobs
 from projects.models import Job, PageStatus, Project, ProjectStatus
+from projects.services import jobs
 from tests.factories import ProjectFactory, pages_add
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = 16

@@ -48,12 +48,12 @@ from config.celery_app import app
 from exports.book import ExportOptions
 from exports.renderers import renderer_for
 from exports.services import book_for
-from projects.jobs import process_start
 from projects.models import PageStatus, Project, SourceKind
-from projects.normalize import project_normalize
+from projects.services.jobs import process_start
+from projects.services.normalize import project_normalize
 from tests.support.corpus import DEBIAN_BOOKS, debian_pdf, pdf_window, scan_pages, scans_pdf
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 # book -> (first page, last page) of its window: past the front matter, into the body.
 WINDOWS = {

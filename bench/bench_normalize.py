@@ -35,7 +35,7 @@ from accounts.models import User
 from bench.common import Result
 from projects.intake.rendering import PNG_COMPRESS_LEVEL
 from projects.models import Project, ProjectStatus, SourceKind
-from projects.normalize import project_normalize
+from projects.services.normalize import project_normalize
 from tests.support.pdfs import pdf_bytes
 
 BOOK_PAGES = 300

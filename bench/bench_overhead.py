@@ -45,7 +45,7 @@ from translation.engines import PageInput, PageResult, engine_get
 from translation.engines import factory as engine_factory
 from translation.engines.echo import EchoEngine
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 BOOK_PAGES = 1000
 WORDS_PER_PAGE = 250

@@ -21,7 +21,7 @@ from exports.book import ExportOptions
 from exports.renderers import media_types
 from exports.serializers import ExportFileSerializer, ExportRequestSerializer
 from projects.models import Project
-from projects.selectors import project_get_for_owner
+from projects.selectors.projects import project_get_for_owner
 
 # Binary formats first: a client generator that picks one media type takes bytes.
 DOWNLOAD_MEDIA_TYPES = sorted(

@@ -30,15 +30,16 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from core.errors import Conflict, NotFound, ServiceError, ValidationFailed
+from core.errors import NotFound, ValidationFailed
 from core.storage import storage_delete_quietly, storage_tree_delete_quietly
 from exports.blocks import plain_text_of
 from exports.book import PAGE_CHUNK, ExportBook, ExportOptions, ExportPage
+from exports.errors import ExportNotReady, ExportOutdated
 from exports.events import export_ready_publish
 from exports.models import ExportFile, ExportStatus
 from exports.renderers import RENDERERS, renderer_for
 from projects.models import PageStatus, Project, ProjectStatus
-from projects.services import project_files_prefix
+from projects.services.projects import project_files_prefix
 
 EXPORT_RENDER_TASK = "exports.tasks.export_render"
 logger = logging.getLogger(__name__)
@@ -186,7 +187,7 @@ def export_request(*, project: Project, export_format: str, options: ExportOptio
     if project.status not in DONE_STATES:
         translated = project.pages.filter(included=True, status=PageStatus.APPROVED).exists()
         if not (options.partial and translated):
-            raise Conflict(code="export_not_ready")
+            raise ExportNotReady()
     formats = [*SINGLE_FORMATS, ARCHIVE] if export_format == ALL else [export_format]
     files = []
     with transaction.atomic():
@@ -339,10 +340,9 @@ def export_for_download(*, project: Project, file_name: str) -> ExportFile:
         raise NotFound("No such export file.")
     options = ExportOptions.from_key(export.options_key)
     if export.content_hash != content_digest(project=project, options=options):
-        raise ServiceError(
+        raise ExportOutdated(
             f"The book changed after this {export.format} file was made; ask for it again "
             f"(POST /v1/projects/{project.pk}/export) and download the new file.",
-            code="export_outdated",
             format=export.format,
             exportRequest={
                 "format": export.format,

@@ -1,7 +1,7 @@
 """Operators' admin for processing: the job queue (move to the front, requeue a stuck or
 failed job, cancel a queued one), projects (retry their failed pages, cancel) and their
 pages. Everything changes through the services the API, the reaper and the ladder use
-(projects.jobs), so the same gates (402, 409), holds and ledger entries apply; the rows
+(projects.services.jobs), so the same gates (402, 409), holds and ledger entries apply; the rows
 themselves are read-only here, and each action is recorded in the object's history under
 the operator's name. See docs/operations.md."""
 
@@ -13,8 +13,9 @@ from django.http import HttpRequest
 
 from accounts.models import User
 from core.errors import ServiceError
-from projects import jobs
 from projects.models import Job, JobKind, JobStatus, Page, Project
+from projects.selectors.projects import job_in_flight
+from projects.services import jobs
 
 
 def refusal_text(error: ServiceError) -> str:
@@ -118,7 +119,7 @@ class JobAdmin(admin.ModelAdmin):
         permissions=["change"],
     )
     def cancel_queued(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        """The owner's cancel service (projects.jobs), the ledger entries naming the operator."""
+        """The owner's cancel service (projects.services.jobs), the ledger entries naming the operator."""
         assert isinstance(request.user, User)
         cancelled = 0
         for job in queryset.filter(status=JobStatus.QUEUED):
@@ -172,7 +173,7 @@ class ProjectAdmin(admin.ModelAdmin):
             if project.owner is None:
                 self.message_user(request, f"{project.name}: the book has no owner to charge.", messages.ERROR)
                 continue
-            in_flight = jobs.job_in_flight(project=project)
+            in_flight = job_in_flight(project=project)
             try:
                 job = jobs.process_start(owner=project.owner, project_id=project.pk, kind=JobKind.RETRY_FAILED_PAGES)
             except ServiceError as error:

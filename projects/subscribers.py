@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 from accounts.events import AccountClosing
-from projects.jobs import projects_resume_for_credit
-from projects.services import owner_projects_delete
+from projects.services.jobs import projects_resume_for_credit
+from projects.services.projects import owner_projects_delete
 from wallet.events import CreditLanded, SpendingRoomGrew
 
 logger = logging.getLogger(__name__)

@@ -10,8 +10,10 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from projects import jobs, services, uploads
-from projects.normalize import normalize_run, normalize_stale_requeue
+from projects.services import jobs, uploads
+from projects.services import projects as services
+from projects.services.normalize import normalize_run, normalize_stale_requeue
+from projects.services.runner import batch_run
 
 
 @shared_task(name="projects.tasks.normalize_project")
@@ -49,8 +51,6 @@ def uploads_orphaned_purge() -> int:
 def job_run_next() -> str | None:
     """Claim the Queued job with the lowest position (whichever it is) and run its batch.
     A message that finds nothing queued does nothing (the Job table decides, not Celery)."""
-    from projects.runner import batch_run
-
     job = jobs.job_claim()
     if job is None:
         return None

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from projects import api, api_jobs
+from projects.api import jobs as api_jobs
+from projects.api import projects as api
 
 urlpatterns = [
     path("uploads/limits", api.UploadLimitsView.as_view(), name="uploads-limits"),

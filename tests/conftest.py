@@ -43,6 +43,16 @@ def _echo_engine_by_default(settings: Settings) -> None:
 
 
 @pytest.fixture
+def local_engine(settings: Settings) -> Settings:
+    """The local engine translates, with Tesseract and Apertium as found on the PATH (mark
+    the test `needs_local_tools`); returns the settings."""
+    settings.TRANSLATION_ENGINE = "local"
+    settings.TESSERACT_COMMAND = "tesseract"
+    settings.APERTIUM_COMMAND = "apertium"
+    return settings
+
+
+@pytest.fixture
 def local_storage(settings, tmp_path: Path) -> Path:
     """Stored files go to a fresh folder for this test (returned)."""
     root = tmp_path / "storage"

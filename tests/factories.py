@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import factory
 
 from accounts.models import User
@@ -39,6 +41,21 @@ class ProjectFactory(factory.django.DjangoModelFactory):
     source_file_name = "book.pdf"
     source_object_key = factory.LazyAttribute(lambda project: f"uploads/{project.owner.pk}/book.pdf")
     normalize_state = NormalizeState.DONE
+
+
+def project_from_path(
+    path: Path, *, kind: SourceKind, file_name: str, pages: int, owner: User | None = None
+) -> Project:
+    """A book just created, not yet normalized, whose source is a file or folder on this machine."""
+    return Project.objects.create(
+        owner=owner or UserFactory(),
+        name="Book",
+        target_language_code="fr",
+        source_kind=kind,
+        source_path=str(path),
+        source_file_name=file_name,
+        source_page_count=pages,
+    )
 
 
 def pages_add(project: Project, count: int, **fields: object) -> list[Page]:

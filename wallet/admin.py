@@ -33,8 +33,13 @@ from django.utils.html import format_html
 from core.errors import ServiceError, ValidationFailed
 from core.forms import MoneyFormField
 from wallet.models import CauseType, EntryKind, Hold, LedgerEntry, RedeemBatch, RedeemCode, SavedCard, TopUp, Wallet
-from wallet.redeem import MAX_CODES_PER_BATCH, batch_void, code_hash, code_normalize, codes_csv, codes_issue
-from wallet.services import batch_charge_refund, wallet_operator_credit, wallet_operator_debit, wallet_unlimited_set
+from wallet.services.ledger import (
+    batch_charge_refund,
+    wallet_operator_credit,
+    wallet_operator_debit,
+    wallet_unlimited_set,
+)
+from wallet.services.redeem import MAX_CODES_PER_BATCH, batch_void, code_hash, code_normalize, codes_csv, codes_issue
 
 LEDGER_INLINE_ENTRIES = 50
 MONEY_PERMISSION = "wallet.change_wallet"

@@ -13,9 +13,9 @@ class WalletConfig(AppConfig):
             problems,  # noqa: F401  (registers the app's problem codes)
             tasks,  # noqa: F401  (registers its Celery tasks, which alerts enqueue by name)
         )
-        from wallet.alerts import balance_watch_on_event
         from wallet.events import BalanceFell
         from wallet.metrics import hold_metrics
+        from wallet.services.alerts import balance_watch_on_event
         from wallet.subscribers import close_on_account_closing
 
         subscribe(AccountClosing, close_on_account_closing, phase=Phase.IN_TRANSACTION)

@@ -1,4 +1,4 @@
-"""Problem codes of crypto top-ups through BTCPay Server (registered when wallet.btcpay is imported)."""
+"""Problem codes of crypto top-ups through BTCPay Server (registered when wallet.services.btcpay is imported)."""
 
 from core.problems import register
 

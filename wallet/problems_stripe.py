@@ -1,4 +1,4 @@
-"""Problem codes of card top-ups through Stripe (registered when wallet.stripe_gateway is imported)."""
+"""Problem codes of card top-ups through Stripe (registered when wallet.services.stripe_gateway is imported)."""
 
 from core.problems import register
 

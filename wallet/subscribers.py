@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from accounts.events import AccountClosing
-from wallet.services import wallet_account_close
+from wallet.services.ledger import wallet_account_close
 
 
 def close_on_account_closing(event: AccountClosing) -> None:

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from celery import shared_task
 
-from wallet import alerts, btcpay, preferences
+from wallet.services import alerts, btcpay, preferences
 
 
 @shared_task(

@@ -1,6 +1,9 @@
 from django.urls import path
 
-from wallet import api, api_btcpay, api_redeem, api_stripe
+from wallet.api import btcpay as api_btcpay
+from wallet.api import redeem as api_redeem
+from wallet.api import stripe as api_stripe
+from wallet.api import wallet as api
 
 urlpatterns = [
     path("wallet", api.WalletView.as_view(), name="wallet"),

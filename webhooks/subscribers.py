@@ -15,14 +15,14 @@ from accounts.models import User
 from exports.events import ExportReady
 from exports.models import ExportFile
 from exports.serializers import ExportFileSerializer
+from projects.api.serializers import JobSerializer, StatusViewSerializer
 from projects.events import JobFinished, ProjectStatusChanged
 from projects.models import Job, Project
-from projects.serializers import JobSerializer, StatusViewSerializer
-from projects.status_view import status_view_for
+from projects.selectors.status import status_view_for
+from wallet.api.serializers import TopUpViewSerializer, WalletViewSerializer
 from wallet.events import LowBalance, TopUpConfirmed
 from wallet.models import TopUp
-from wallet.selectors import wallet_view_for
-from wallet.serializers import TopUpViewSerializer, WalletViewSerializer
+from wallet.selectors.wallet import wallet_view_for
 from webhooks.events import (
     EXPORT_READY,
     JOB_FAILED,

@@ -10,7 +10,7 @@ from accounts.api_keys import api_key_create
 from accounts.models import ApiKey, User
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
-from wallet.selectors import wallet_view_for
+from wallet.selectors.wallet import wallet_view_for
 
 pytestmark = pytest.mark.django_db
 

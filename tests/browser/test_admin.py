@@ -15,7 +15,7 @@ from tests.browser.conftest import browser_wait, chromium_required, console_erro
 from tests.e2e.processes import Services
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 from wallet.models import EntryKind, LedgerEntry
-from wallet.services import wallet_get_or_create
+from wallet.services.ledger import wallet_get_or_create
 
 pytestmark = [
     pytest.mark.slow,

@@ -28,7 +28,7 @@ from tests.factories import ProjectFactory, pages_add
 from tests.support.pdfs import pdf_bytes
 from tests.support.problems import assert_problem
 from wallet.models import EntryKind, Hold, TopUp, Wallet
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 pytestmark = pytest.mark.django_db
 

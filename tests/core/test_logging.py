@@ -24,7 +24,7 @@ from core.logging import log_context_bind, log_context_reset, redact_text
 from projects.models import Job, JobStatus
 from tests.factories import ProjectFactory, pages_add
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 probe_logger = logging.getLogger("tests.core.probe")
 

@@ -23,7 +23,7 @@ from tests.e2e.processes import Service, free_port, service_env, wait_until
 from tests.factories import ProjectFactory, pages_add
 from tests.webhooks.receiver import Answer, running_receiver
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 from webhooks.events import PROJECT_STATUS_CHANGED, publish
 from webhooks.models import DeliveryStatus
 

@@ -24,7 +24,7 @@ from tests.e2e.processes import Services, free_port, wait_until
 from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Receiver, running_receiver
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 

@@ -11,14 +11,14 @@ import pytest
 from django.db.models import Sum
 
 from accounts.models import User
-from projects import jobs
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
+from projects.services import jobs
 from tests.e2e.processes import Services, wait_until
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from tests.support.pdfs import pdf_bytes
 from tests.wallet.helpers import assert_wallet_invariants
 from wallet.models import CauseType, EntryKind, Hold, HoldState, LedgerEntry, Wallet
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 

@@ -7,11 +7,11 @@ from decimal import Decimal
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from projects import jobs
 from projects.models import Job, JobKind, JobStatus, PageStatus, Project, ProjectStatus
+from projects.services import jobs
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from wallet.models import CauseType, EntryKind, Hold, HoldState, LedgerEntry, Wallet
-from wallet.services import hold_place, wallet_credit
+from wallet.services.ledger import hold_place, wallet_credit
 
 pytestmark = pytest.mark.django_db
 

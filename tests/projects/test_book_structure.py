@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import ImageFilter
 
 from projects.models import Project
-from projects.normalize import normalize_run
+from projects.services.normalize import normalize_run
 from projects.tasks import job_run_next
 from tests.exports.test_export_api import run_export_queue
 from tests.projects.test_processing import credit, run_worker

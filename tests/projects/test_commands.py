@@ -11,11 +11,11 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from accounts.models import User
-from projects import jobs
 from projects.models import Job, JobStatus, Project, ProjectStatus
+from projects.services import jobs
 from tests.factories import ProjectFactory, pages_add
 from wallet.models import EntryKind, LedgerEntry, Wallet
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 pytestmark = pytest.mark.django_db
 

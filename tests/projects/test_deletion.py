@@ -16,9 +16,9 @@ from django.utils import timezone
 
 from exports.models import ExportFile
 from exports.tasks import export_render
-from projects import jobs
 from projects.models import Job, PageStatus, Project, ProjectStatus
-from projects.services import project_delete, retention_purge
+from projects.services import jobs
+from projects.services.projects import project_delete, retention_purge
 from tests.exports.test_export_api import run_export_queue, translated_book
 from tests.projects.test_intake_api import text_pdf, upload
 from tests.projects.test_processing import book, credit, requeued_with_two_pages_done, run_worker

@@ -16,7 +16,7 @@ from PIL import Image
 
 from core.models import IdempotencyRecord
 from projects.models import Page, Project, Upload
-from projects.uploads import uploads_expired_purge
+from projects.services.uploads import uploads_expired_purge
 from tests.factories import UserFactory
 from tests.support.pdfs import pdf_bytes
 from tests.support.problems import assert_problem

@@ -8,14 +8,13 @@ engine (real Apertium) is run too."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from projects.models import Job, PageStatus, Project, ProjectStatus, Upload
 from tests.factories import ProjectFactory, pages_add
 from tests.projects.test_intake_api import text_pdf, upload
-from tests.projects.test_processing import credit, run_worker
+from tests.projects.test_processing import credit, process_to_the_end, run_worker
+from tests.support.local_engine import needs_local_tools
 from tests.support.problems import assert_problem
 from wallet.models import Hold
 
@@ -135,9 +134,7 @@ def test_pages_found_in_a_language_the_engine_cannot_translate_end_the_book_sayi
     pages_add(project, 1, text_layer=ENGLISH, has_text_layer=True)
     credit(user, "5")
 
-    assert auth_client.post(f"/v1/projects/{project.pk}/process").status_code == 202
-    run_worker()
-    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+    status = process_to_the_end(auth_client, project)
 
     assert status["state"] == ProjectStatus.COMPLETED_WITH_ERRORS
     assert "2 pages are in French, and the echo engine cannot translate fr -> es" in status["detail"]
@@ -176,20 +173,13 @@ def test_a_book_whose_engine_lost_its_pair_mid_way_fails_saying_so_and_asks_for_
     assert Job.objects.count() == 1  # the ladder queued nothing after it
 
 
-@pytest.mark.skipif(
-    shutil.which("tesseract") is None or shutil.which("apertium") is None,
-    reason="tesseract and apertium are not installed (make test installs them)",
-)
-def test_the_local_engine_ends_a_french_book_for_spanish_saying_it_cannot_translate_it(user, auth_client, settings):
-    settings.TRANSLATION_ENGINE = "local"
-    settings.TESSERACT_COMMAND, settings.APERTIUM_COMMAND = "tesseract", "apertium"
+@needs_local_tools
+def test_the_local_engine_ends_a_french_book_for_spanish_saying_it_cannot_translate_it(user, auth_client, local_engine):
     project = ProjectFactory(owner=user, target_language_code="es")
     pages_add(project, 2, text_layer=FRENCH, has_text_layer=True)
     credit(user, "5")
 
-    assert auth_client.post(f"/v1/projects/{project.pk}/process").status_code == 202
-    run_worker()
-    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+    status = process_to_the_end(auth_client, project)
 
     assert status["state"] == ProjectStatus.COMPLETED_WITH_ERRORS
     assert "the local engine cannot translate fr -> es" in status["detail"]

@@ -16,7 +16,7 @@ import pytest
 from core.errors import ServiceError
 from projects.intake.layout import font_read, pdf_layouts
 from projects.models import SourceKind
-from projects.normalize import project_normalize
+from projects.services.normalize import project_normalize
 from tests.projects.test_normalize import project_with_source
 from tests.support.corpus import debian_pdf, pdf_page_count, pdf_window
 from tests.support.pdfs import pdf_bytes

@@ -21,7 +21,7 @@ from bookstructure.paragraphs import ParagraphKind, book_text_build
 from bookstructure.words import word_list
 from projects.intake.layout import pdf_layouts
 from projects.models import SourceKind
-from projects.normalize import project_normalize
+from projects.services.normalize import project_normalize
 from tests.projects.test_layout import block_text, book_layouts
 from tests.projects.test_normalize import project_with_source
 from tests.support.corpus import debian_pdf, pdf_window

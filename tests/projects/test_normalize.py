@@ -16,15 +16,15 @@ from PIL import Image
 
 from core.errors import ServiceError
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
-from projects.normalize import (
+from projects.selectors.status import status_view_for
+from projects.services.normalize import (
     normalize_run,
     normalize_stale_requeue,
     page_image_key,
     page_thumbnail_key,
     project_normalize,
 )
-from projects.status_view import status_view_for
-from tests.factories import UserFactory
+from tests.factories import UserFactory, project_from_path
 from tests.support.pdfs import pdf_bytes
 
 pytestmark = pytest.mark.django_db
@@ -185,15 +185,7 @@ def test_a_folder_source_becomes_pages_in_natural_order(tmp_path):
     for name, size in (("p10.png", (30, 40)), ("p2.jpg", (20, 40)), ("p1.png", (10, 40))):
         image = Image.new("RGBA" if name.endswith("png") else "RGB", size, "white")
         image.save(folder / name)
-    project = Project.objects.create(
-        owner=UserFactory(),
-        name="Folder",
-        target_language_code="fr",
-        source_kind=SourceKind.FOLDER,
-        source_path=str(folder),
-        source_file_name="book",
-        source_page_count=3,
-    )
+    project = project_from_path(folder, kind=SourceKind.FOLDER, file_name="book", pages=3)
 
     result = project_normalize(project=project)
 
@@ -364,6 +356,20 @@ def test_a_damaged_image_in_a_zip_fails_the_project_with_no_page_left(settings, 
     assert page_files(local_storage, project) == []
 
 
+def assert_normalize_stops_on_a_storage_error(project: Project) -> None:
+    """Storage's error is raised; the book is back to Created, failed on our side
+    (server_error), without a page row."""
+    with pytest.raises(OSError, match=r"Not a directory|File exists"):
+        project_normalize(project=project)
+    project.refresh_from_db()
+    assert (project.status, project.normalize_state, project.failure_code) == (
+        ProjectStatus.CREATED,
+        NormalizeState.FAILED,
+        "server_error",
+    )
+    assert not project.pages.exists()
+
+
 def test_an_unexpected_error_leaves_the_book_created_with_the_reason_cleans_up_and_is_raised(settings, tmp_path):
     source = tmp_path / "book.pdf"
     source.write_bytes(text_pdf(2))
@@ -376,26 +382,10 @@ def test_an_unexpected_error_leaves_the_book_created_with_the_reason_cleans_up_a
         },
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
-    project = Project.objects.create(
-        owner=UserFactory(),
-        name="Book",
-        target_language_code="fr",
-        source_kind=SourceKind.PDF,
-        source_path=str(source),
-        source_file_name="book.pdf",
-        source_page_count=2,
-    )
+    project = project_from_path(source, kind=SourceKind.PDF, file_name="book.pdf", pages=2)
 
-    with pytest.raises(OSError, match=r"Not a directory|File exists"):
-        project_normalize(project=project)
+    assert_normalize_stops_on_a_storage_error(project)
 
-    project.refresh_from_db()
-    assert (project.status, project.normalize_state, project.failure_code) == (
-        ProjectStatus.CREATED,
-        NormalizeState.FAILED,
-        "server_error",
-    )
-    assert not project.pages.exists()
     view = status_view_for(project=project)
     assert (view.state, view.title, view.detail) == (
         ProjectStatus.CREATED,

@@ -8,9 +8,9 @@ import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from projects import jobs
 from projects.models import JobStatus, NormalizeState, Project, SourceKind
-from projects.normalize import normalize_run, normalize_stale_requeue
+from projects.services import jobs
+from projects.services.normalize import normalize_run, normalize_stale_requeue
 from projects.tasks import job_run_next
 from tests.projects.test_normalize import project_with_source, text_pdf
 from tests.projects.test_processing import credit

@@ -6,30 +6,32 @@ runs for each message; the end-to-end test with a real worker process is separat
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from core.money import exact_sum
-from projects import jobs
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
-from projects.runner import _page_commit, _page_input, _translate, batch_execute
+from projects.services import jobs
+from projects.services.runner import _page_commit, _page_input, _translate, batch_execute
 from projects.tasks import job_run_next, jobs_queued_redispatch
 from tests.factories import ProjectFactory, UserFactory, pages_add
+from tests.support.local_engine import needs_local_tools
 from tests.support.openai_server import Fault, OpenAIServer
 from tests.support.problems import assert_problem
 from tests.translation.test_local_engine import page_image
 from tests.wallet.helpers import assert_wallet_invariants
 from translation.engines import engine_get
 from wallet.models import EntryKind, Hold, HoldState, LedgerEntry, SavedCard, Wallet, WalletSettings
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 pytestmark = pytest.mark.django_db
 
@@ -88,6 +90,15 @@ def run_worker(limit: int = 50) -> int:
         ran += 1
         assert ran <= limit, "the ladder did not end"
     return ran
+
+
+def process_to_the_end(auth_client: APIClient, project: Project) -> dict[str, Any]:
+    """Asks to process the book (accepted) and runs the worker until no job is left; reads
+    the book again and returns its status view."""
+    assert auth_client.post(f"/v1/projects/{project.pk}/process").status_code == 202
+    run_worker()
+    project.refresh_from_db()
+    return auth_client.get(f"/v1/projects/{project.pk}/status").json()
 
 
 def assert_settled_exactly(project: Project) -> None:
@@ -160,12 +171,9 @@ def test_a_low_wallet_pauses_the_book_and_credit_resumes_it(
     settings.DEVELOPMENT_DEPLOYMENT = True
     project = book(user, pages=40)
     credit(user, "0.01")
-    auth_client.post(f"/v1/projects/{project.pk}/process")
-    run_worker()
-    project.refresh_from_db()
+    status = process_to_the_end(auth_client, project)
     assert project.status == ProjectStatus.PAUSED_NEEDS_CREDIT
     assert project.approval_count == 1
-    status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
     assert (status["phase"], status["blockedOn"], status["nextAction"], status["waitingOn"]) == (
         "waiting",
         "credit",
@@ -204,9 +212,7 @@ def test_a_page_that_keeps_failing_ends_completed_with_errors_after_three_attemp
     settings.ECHO_ENGINE_FAIL_ATTEMPTS = 0  # always
     project = book(user, pages=6)
     credit(user, "5")
-    auth_client.post(f"/v1/projects/{project.pk}/process")
-    run_worker()
-    project.refresh_from_db()
+    process_to_the_end(auth_client, project)
     assert project.status == ProjectStatus.COMPLETED_WITH_ERRORS
     failed = project.pages.get(index=3)
     assert (failed.status, failed.attempts, failed.failure_code) == (PageStatus.FAILED, 3, "engine_error")
@@ -221,9 +227,7 @@ def test_a_page_that_fails_once_is_retried_by_itself(user, auth_client, settings
     settings.ECHO_ENGINE_FAIL_ATTEMPTS = 1
     project = book(user, pages=6)
     credit(user, "5")
-    auth_client.post(f"/v1/projects/{project.pk}/process")
-    run_worker()
-    project.refresh_from_db()
+    process_to_the_end(auth_client, project)
     assert project.status == ProjectStatus.COMPLETE
     assert project.pages.get(index=2).attempts == 2
 
@@ -806,14 +810,8 @@ def test_staff_move_a_job_just_before_another_with_before_job_id(user, other_use
 # --- the local engine, the whole way ---------------------------------------------------------
 
 
-@pytest.mark.skipif(
-    shutil.which("tesseract") is None or shutil.which("apertium") is None,
-    reason="tesseract and apertium are not installed (make test installs them)",
-)
-def test_the_local_engine_takes_an_english_book_to_complete_in_spanish(user, auth_client, settings):
-
-    settings.TRANSLATION_ENGINE = "local"
-    settings.TESSERACT_COMMAND, settings.APERTIUM_COMMAND = "tesseract", "apertium"
+@needs_local_tools
+def test_the_local_engine_takes_an_english_book_to_complete_in_spanish(user, auth_client, local_engine):
     project = ProjectFactory(owner=user, target_language_code="es", source_language_override="en")
     pages_add(project, 6, text_layer="The house is red.\n\nThe dog is big.", has_text_layer=True)
     (scanned,) = pages_add(project, 1, text_layer="", has_text_layer=False)

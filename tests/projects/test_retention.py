@@ -10,7 +10,7 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from projects.models import Page, Project, ProjectStatus, SourceKind
-from projects.services import retention_purge
+from projects.services.projects import retention_purge
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from projects.models import Job, JobKind, JobStatus, PageStatus, ProjectStatus, QueueTicket
 from tests.factories import ProjectFactory, pages_add
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
-from wallet.services import hold_place, hold_settle, wallet_credit
+from wallet.services.ledger import hold_place, hold_settle, wallet_credit
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from core.uploads import TEMPORARY_FILE_PREFIX, owned_temporary_file, upload_temporary_files_sweep
 from projects.models import Project, ProjectStatus, SourceKind, Upload
+from projects.services.uploads import uploads_orphaned_purge
 from projects.tasks import uploads_orphaned_purge as uploads_orphaned_purge_task
-from projects.uploads import uploads_orphaned_purge
 from tests.support.pdfs import pdf_bytes
 
 pytestmark = pytest.mark.django_db

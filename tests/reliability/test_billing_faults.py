@@ -89,7 +89,7 @@ def test_a_batch_that_measures_more_than_its_hold_is_capped_and_operators_are_to
     credit(user, "20")
     before = _undercharged()
     assert auth_client.post(f"/v1/projects/{project.pk}/process").status_code == 202
-    with caplog.at_level("WARNING", logger="projects.jobs"):
+    with caplog.at_level("WARNING", logger="projects.services.jobs"):
         run_worker()
 
     second = project.jobs.get(kind=JobKind.PROCESS_NEXT_BATCH, page_count=5)

@@ -33,8 +33,8 @@ from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
 from tests.e2e.processes import Services
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from wallet.models import EntryKind, Hold, HoldState, LedgerEntry, RedeemCode, TopUp, Wallet
-from wallet.redeem import codes_issue
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
+from wallet.services.redeem import codes_issue
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 

@@ -19,17 +19,18 @@ from accounts.models import User
 from exports.book import ExportOptions
 from exports.models import ExportFile, ExportStatus
 from exports.services import export_request
-from projects import jobs
-from projects.models import Job, JobKind, JobStatus, NormalizeState, PageStatus, Project, ProjectStatus, SourceKind
-from projects.normalize import project_normalize
+from projects.models import Job, JobKind, JobStatus, PageStatus, Project, ProjectStatus, SourceKind
+from projects.services import jobs
+from projects.services.normalize import project_normalize
 from tests.e2e.processes import Service, Services, free_port, wait_until
-from tests.factories import ProjectFactory, UserFactory, pages_add
+from tests.factories import ProjectFactory, UserFactory, pages_add, project_from_path
+from tests.projects.test_normalize import assert_normalize_stops_on_a_storage_error
 from tests.reliability.faults_support import OwnRedis, assert_book_invariants, beat_send
 from tests.support.openai_server import Fault, OpenAIServer
 from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Answer, running_receiver
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 from webhooks.addresses import MAX_ADDRESSES_TRIED
 from webhooks.deliveries import delivery_test_send
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery
@@ -330,36 +331,32 @@ def test_storage_failing_during_normalize_stops_cleanly_and_normalize_again_work
     owner: User = UserFactory.create()
 
     def created() -> Project:
-        return Project.objects.create(
-            owner=owner,
-            name="Book",
-            target_language_code="fr",
-            source_kind=SourceKind.PDF,
-            source_path=str(source),
-            source_file_name="book.pdf",
-            source_page_count=3,
-        )
+        return project_from_path(source, kind=SourceKind.PDF, file_name="book.pdf", pages=3, owner=owner)
 
     project = created()
     blocker = blocked(local_storage / "projects" / str(project.pk) / "thumbs")
-    with pytest.raises(OSError, match=r"Not a directory|File exists"):
-        project_normalize(project=project)
-    project.refresh_from_db()
     # A clear stop on our side: the book is back to Created with the reason, and no page
     # row or page file is left behind.
-    assert (project.status, project.normalize_state, project.failure_code) == (
-        ProjectStatus.CREATED,
-        NormalizeState.FAILED,
-        "server_error",
-    )
+    assert_normalize_stops_on_a_storage_error(project)
     assert project.failure_reason
-    assert not project.pages.exists()
     assert files_under(local_storage) == [blocker]
 
     blocker.unlink()  # storage fixed: normalize again, the same book normalizes in full
     again = project_normalize(project=project)
     assert (again.status, again.pages.count(), again.failure_code) == (ProjectStatus.CALIBRATING, 3, "")
     assert len(files_under(local_storage / "projects" / str(again.pk))) == 6  # three images, three thumbnails
+
+
+def export_reaching(export: ExportFile, status: ExportStatus, services: Services) -> ExportFile:
+    """The export once the workers have taken it to the status."""
+    reached = wait_until(
+        lambda: ExportFile.objects.filter(pk=export.pk, status=status).first(),
+        what=f"the export to be {status}",
+        services=services,
+        timeout=DEADLINE,
+    )
+    assert isinstance(reached, ExportFile)
+    return reached
 
 
 def test_storage_failing_during_export_fails_the_file_cleanly_and_asking_again_makes_it(services: Services):
@@ -372,26 +369,14 @@ def test_storage_failing_during_export_fails_the_file_cleanly_and_asking_again_m
     services.worker("exporter", queues="export")
     (export,) = export_request(project=project, export_format="Markdown", options=ExportOptions())
 
-    failed = wait_until(
-        lambda: ExportFile.objects.filter(pk=export.pk, status=ExportStatus.FAILED).first(),
-        what="the export to fail",
-        services=services,
-        timeout=DEADLINE,
-    )
-    assert isinstance(failed, ExportFile)
+    failed = export_reaching(export, ExportStatus.FAILED, services)
     assert failed.error_text
     assert not failed.storage_key
     assert files_under(exports.parent) == [blocker]  # no half-written file
 
     blocker.unlink()  # storage fixed: asking again makes the file
     (again,) = export_request(project=project, export_format="Markdown", options=ExportOptions())
-    ready = wait_until(
-        lambda: ExportFile.objects.filter(pk=again.pk, status=ExportStatus.READY).first(),
-        what="the export to be made",
-        services=services,
-        timeout=DEADLINE,
-    )
-    assert isinstance(ready, ExportFile)
+    ready = export_reaching(again, ExportStatus.READY, services)
     assert files_under(exports.parent) == [media / ready.storage_key]
     assert ExportFile.objects.filter(project=project).count() == 1
 

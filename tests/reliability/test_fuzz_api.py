@@ -24,7 +24,7 @@ from accounts.services import token_issue
 from projects.models import ProjectStatus
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))
 

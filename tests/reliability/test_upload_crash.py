@@ -15,7 +15,7 @@ import pytest
 
 from accounts.services import token_issue
 from projects.models import Upload
-from projects.uploads import uploads_orphaned_purge
+from projects.services.uploads import uploads_orphaned_purge
 from tests.e2e.processes import Services, wait_until
 from tests.factories import UserFactory
 from tests.support.pdfs import pdf_bytes

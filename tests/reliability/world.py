@@ -21,11 +21,11 @@ from accounts.api_keys import api_key_create, api_key_revoke
 from accounts.models import ApiKey, Scope, User
 from accounts.services import token_issue
 from exports.models import ExportFile
-from projects import jobs
+from projects.services import jobs
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from wallet.models import EntryKind, SavedCard
-from wallet.services import wallet_credit
-from wallet.topups import top_up_request
+from wallet.services.checkout import top_up_request
+from wallet.services.ledger import wallet_credit
 from webhooks.deliveries import delivery_test_send
 from webhooks.services import subscription_create
 

@@ -3,17 +3,12 @@ reads, for each engine; /v1/meta links it."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from django.conf import settings
 
-pytestmark = pytest.mark.django_db
+from tests.support.local_engine import needs_local_tools
 
-needs_tools = pytest.mark.skipif(
-    shutil.which("tesseract") is None or shutil.which("apertium") is None,
-    reason="tesseract and apertium are not installed (make test installs them)",
-)
+pytestmark = pytest.mark.django_db
 
 
 def test_it_answers_anonymously_with_the_twenty_targets_and_their_names(api_client):
@@ -62,11 +57,8 @@ def test_the_vllm_engine_reads_the_configured_ocr_languages_without_asking_the_s
     assert engine["ocrLanguages"] == ["en", "de", "ja"]
 
 
-@needs_tools
-def test_the_local_engine_lists_the_installed_apertium_pairs_and_tesseract_languages(api_client, settings):
-    settings.TRANSLATION_ENGINE = "local"
-    settings.TESSERACT_COMMAND, settings.APERTIUM_COMMAND = "tesseract", "apertium"
-
+@needs_local_tools
+def test_the_local_engine_lists_the_installed_apertium_pairs_and_tesseract_languages(api_client, local_engine):
     engine = api_client.get("/v1/languages").json()["engine"]
 
     assert engine["name"] == "local"

@@ -4,11 +4,11 @@ system_tools_ensure; the tests that need them are skipped only where they are ab
 from __future__ import annotations
 
 import io
-import shutil
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
+from tests.support.local_engine import needs_local_tools
 from translation.engines import (
     EngineUnavailable,
     PageLanguageUnsupported,
@@ -17,19 +17,6 @@ from translation.engines import (
     engine_get,
 )
 from translation.engines.local import apertium_pairs
-
-needs_tools = pytest.mark.skipif(
-    shutil.which("tesseract") is None or shutil.which("apertium") is None,
-    reason="tesseract and apertium are not installed (make test installs them)",
-)
-
-
-@pytest.fixture
-def local(settings):
-    settings.TRANSLATION_ENGINE = "local"
-    settings.TESSERACT_COMMAND = "tesseract"
-    settings.APERTIUM_COMMAND = "apertium"
-    return settings
 
 
 def page_image(*lines: str) -> bytes:
@@ -43,8 +30,8 @@ def page_image(*lines: str) -> bytes:
     return buffer.getvalue()
 
 
-@needs_tools
-def test_english_text_is_translated_into_spanish_keeping_its_markdown(local, make_page):
+@needs_local_tools
+def test_english_text_is_translated_into_spanish_keeping_its_markdown(local_engine, make_page):
     page = make_page(text="# The House\n\nThe house is red.\n\n- a small garden\n- a big dog", target_language="es")
 
     result = engine_get().translate(page)
@@ -61,8 +48,8 @@ def test_english_text_is_translated_into_spanish_keeping_its_markdown(local, mak
     assert completeness_problem(page, result) is None
 
 
-@needs_tools
-def test_glossary_terms_come_out_as_the_glossary_says(local, make_page):
+@needs_local_tools
+def test_glossary_terms_come_out_as_the_glossary_says(local_engine, make_page):
     page = make_page(
         text="Bilbo Baggins left the house with Gandalf.",
         target_language="es",
@@ -77,8 +64,8 @@ def test_glossary_terms_come_out_as_the_glossary_says(local, make_page):
     assert "⟦" not in result.translation
 
 
-@needs_tools
-def test_a_page_image_is_read_with_tesseract_then_translated(local, make_page):
+@needs_local_tools
+def test_a_page_image_is_read_with_tesseract_then_translated(local_engine, make_page):
     png = page_image("The house is red.", "The dog is big.")
     page = make_page(text="", image=lambda: png, target_language="es", source_language="en")
 
@@ -90,8 +77,8 @@ def test_a_page_image_is_read_with_tesseract_then_translated(local, make_page):
     assert completeness_problem(page, result) is None
 
 
-@needs_tools
-def test_a_page_already_in_the_target_language_passes_through(local, make_page):
+@needs_local_tools
+def test_a_page_already_in_the_target_language_passes_through(local_engine, make_page):
     page = make_page(text="La casa es roja y el perro es grande.", source_language="es", target_language="es")
 
     result = engine_get().translate(page)
@@ -100,8 +87,8 @@ def test_a_page_already_in_the_target_language_passes_through(local, make_page):
     assert completeness_problem(page, result) is None
 
 
-@needs_tools
-def test_installed_pairs_are_supported_and_others_refused_with_the_list(local):
+@needs_local_tools
+def test_installed_pairs_are_supported_and_others_refused_with_the_list(local_engine):
     engine = engine_get()
 
     engine.check_supported(source_language="en", target_language="es")
@@ -118,8 +105,8 @@ def test_installed_pairs_are_supported_and_others_refused_with_the_list(local):
     assert "en->es" in refused.value.detail
 
 
-@needs_tools
-def test_a_page_detected_in_a_language_without_a_pair_fails_for_good(local, make_page):
+@needs_local_tools
+def test_a_page_detected_in_a_language_without_a_pair_fails_for_good(local_engine, make_page):
     page = make_page(text="Das Haus ist rot und der Hund ist groß, aber die Katze ist klein.", target_language="es")
 
     with pytest.raises(PageLanguageUnsupported) as error:
@@ -134,8 +121,8 @@ def test_a_page_detected_in_a_language_without_a_pair_fails_for_good(local, make
     )
 
 
-@needs_tools
-def test_capabilities_are_the_installed_pairs_and_traineddata_as_iso_639_1(local):
+@needs_local_tools
+def test_capabilities_are_the_installed_pairs_and_traineddata_as_iso_639_1(local_engine):
     capabilities = engine_get().capabilities()
 
     assert "es" in capabilities.pairs["en"]
@@ -146,16 +133,16 @@ def test_capabilities_are_the_installed_pairs_and_traineddata_as_iso_639_1(local
     assert not capabilities.translates(source_language="en", target_language="ja")
 
 
-@needs_tools
-def test_the_status_is_ready_and_lists_the_installed_pairs(local):
+@needs_local_tools
+def test_the_status_is_ready_and_lists_the_installed_pairs(local_engine):
     status = engine_get().status()
 
     assert (status.state, status.engine) == ("ready", "local")
     assert "en->es" in status.detail
 
 
-def test_missing_programs_make_the_engine_unconfigured_and_image_pages_wait(local, make_page):
-    local.TESSERACT_COMMAND = "/nonexistent/tesseract"
+def test_missing_programs_make_the_engine_unconfigured_and_image_pages_wait(local_engine, make_page):
+    local_engine.TESSERACT_COMMAND = "/nonexistent/tesseract"
 
     status = engine_get().status()
     with pytest.raises(EngineUnavailable):
@@ -165,8 +152,8 @@ def test_missing_programs_make_the_engine_unconfigured_and_image_pages_wait(loca
     assert "tesseract-ocr" in status.detail
 
 
-def test_without_apertium_no_pair_is_supported(local):
-    local.APERTIUM_COMMAND = "/nonexistent/apertium"
+def test_without_apertium_no_pair_is_supported(local_engine):
+    local_engine.APERTIUM_COMMAND = "/nonexistent/apertium"
 
     with pytest.raises(UnsupportedLanguagePair):
         engine_get().check_supported(source_language="en", target_language="es")

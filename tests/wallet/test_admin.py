@@ -19,8 +19,7 @@ from tests.factories import UserFactory
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
 from wallet.models import EntryKind, LedgerEntry, RedeemBatch, RedeemCode, TopUp, Wallet
-from wallet.redeem import codes_issue
-from wallet.services import (
+from wallet.services.ledger import (
     RefundExists,
     batch_charge_refund,
     hold_place,
@@ -28,6 +27,7 @@ from wallet.services import (
     wallet_credit,
     wallet_get_or_create,
 )
+from wallet.services.redeem import codes_issue
 
 pytestmark = pytest.mark.django_db
 

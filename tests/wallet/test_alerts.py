@@ -10,10 +10,10 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from wallet.alerts import low_balance_alert_send
 from wallet.models import EntryKind, TopUp, Wallet, WalletSettings
-from wallet.preferences import low_balance_alert_set
-from wallet.services import hold_place, hold_settle, wallet_credit
+from wallet.services.alerts import low_balance_alert_send
+from wallet.services.ledger import hold_place, hold_settle, wallet_credit
+from wallet.services.preferences import low_balance_alert_set
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,10 @@ from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
 from tests.wallet.stripe_stand_in import StripeStandIn
 from tests.wallet.test_stripe import assert_card_saved
-from wallet.alerts import auto_top_up_start
 from wallet.models import SavedCard, TopUp, TopUpOrigin, TopUpStatus, Wallet
-from wallet.preferences import auto_top_up_set
-from wallet.services import hold_place, hold_settle
+from wallet.services.alerts import auto_top_up_start
+from wallet.services.ledger import hold_place, hold_settle
+from wallet.services.preferences import auto_top_up_set
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,8 @@ from django.utils import timezone
 from tests.support.problems import assert_problem
 from tests.wallet.btcpay_stand_in import BtcpayStandIn, btcpay_stand_in, webhook_send, webhook_signature
 from tests.wallet.helpers import assert_wallet_invariants
-from wallet import btcpay as btcpay_gateway
 from wallet.models import EntryKind, LedgerEntry, TopUp, Wallet
+from wallet.services import btcpay as btcpay_gateway
 from wallet.tasks import crypto_pending_reconcile
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.db import connection
 
 from tests.wallet.helpers import assert_wallet_invariants
 from wallet.models import Hold, HoldState, Wallet
-from wallet.services import InsufficientCredit, hold_place, hold_release, hold_settle, wallet_credit
+from wallet.services.ledger import InsufficientCredit, hold_place, hold_release, hold_settle, wallet_credit
 
 THREADS = 8
 HOLDS_PER_THREAD = 3

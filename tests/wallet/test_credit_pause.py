@@ -17,8 +17,8 @@ from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
 from wallet import tasks
 from wallet.models import EntryKind, Hold, LedgerEntry, Wallet
-from wallet.selectors import month_start
-from wallet.services import hold_place, hold_settle, wallet_credit
+from wallet.selectors.wallet import month_start
+from wallet.services.ledger import hold_place, hold_settle, wallet_credit
 
 pytestmark = pytest.mark.django_db
 

@@ -25,8 +25,7 @@ from core.errors import ServiceError, ValidationFailed
 from tests.factories import UserFactory
 from tests.wallet.helpers import assert_wallet_invariants
 from wallet.models import EntryKind, Hold, HoldState, LedgerEntry
-from wallet.redeem import RedeemRejected, code_redeem, codes_issue
-from wallet.services import (
+from wallet.services.ledger import (
     InsufficientCredit,
     RefundExists,
     batch_charge_refund,
@@ -37,6 +36,7 @@ from wallet.services import (
     wallet_get_or_create,
     wallet_operator_debit,
 )
+from wallet.services.redeem import RedeemRejected, code_redeem, codes_issue
 
 amounts = st.decimals(min_value=Decimal(1), max_value=Decimal(100), places=6)
 hold_amounts = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(20), places=6)

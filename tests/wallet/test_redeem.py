@@ -18,7 +18,7 @@ from tests.factories import UserFactory
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import TOP_UP_FIELDS, assert_wallet_invariants
 from wallet.models import EntryKind, LedgerEntry, RedeemBatch, RedeemCode, TopUp, Wallet
-from wallet.redeem import batch_void, code_normalize, codes_issue
+from wallet.services.redeem import batch_void, code_normalize, codes_issue
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from core.errors import ServiceError, ValidationFailed
 from tests.wallet.helpers import assert_wallet_invariants
 from wallet.models import EntryKind, Hold, HoldState, LedgerEntry, Wallet
-from wallet.selectors import ledger_for_owner, wallet_view_for
-from wallet.services import (
+from wallet.selectors.wallet import ledger_for_owner, wallet_view_for
+from wallet.services.ledger import (
     InsufficientCredit,
     hold_place,
     hold_release,

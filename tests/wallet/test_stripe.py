@@ -15,11 +15,11 @@ from django.utils import timezone
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
 from tests.wallet.stripe_stand_in import WEBHOOK_SECRET, StripeStandIn, signature_header
-from wallet import stripe_gateway
-from wallet.alerts import auto_top_up_start
 from wallet.models import LedgerEntry, SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
-from wallet.preferences import auto_top_up_set
-from wallet.services import hold_place
+from wallet.services import stripe_gateway
+from wallet.services.alerts import auto_top_up_start
+from wallet.services.ledger import hold_place
+from wallet.services.preferences import auto_top_up_set
 
 pytestmark = pytest.mark.django_db
 

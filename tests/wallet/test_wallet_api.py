@@ -11,7 +11,7 @@ from tests.support.problems import assert_problem
 from tests.wallet.helpers import TOP_UP_FIELDS
 from wallet.events import CreditLanded
 from wallet.models import EntryKind, SavedCard, TopUp, Wallet, WalletSettings
-from wallet.services import hold_place, wallet_credit
+from wallet.services.ledger import hold_place, wallet_credit
 
 pytestmark = pytest.mark.django_db
 

@@ -29,7 +29,7 @@ from tests.support.pdfs import pdf_bytes
 from tests.wallet.stripe_stand_in import StripeStandIn, signature_header
 from tests.webhooks.receiver import Receiver
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 from webhooks.events import (
     EXPORT_READY,
     JOB_FAILED,

@@ -29,7 +29,7 @@ from tests.support.hub_client import (
     receive_until,
 )
 from wallet.models import EntryKind
-from wallet.services import wallet_credit
+from wallet.services.ledger import wallet_credit
 from webhooks.events import WALLET_LOW_BALANCE
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]

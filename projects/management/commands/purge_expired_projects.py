@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from projects.services import retention_purge
+from projects.services.projects import retention_purge
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from projects.jobs import jobs_stale_requeue
+from projects.services.jobs import jobs_stale_requeue
 
 
 class Command(BaseCommand):

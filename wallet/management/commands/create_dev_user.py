@@ -17,8 +17,8 @@ from accounts.api_keys import api_key_create
 from accounts.services import dev_user_ensure, token_issue
 from core.errors import ServiceError
 from wallet.models import CauseType, EntryKind
-from wallet.selectors import wallet_view_for
-from wallet.services import money_quantize, wallet_credit
+from wallet.selectors.wallet import wallet_view_for
+from wallet.services.ledger import money_quantize, wallet_credit
 
 
 class Command(BaseCommand):

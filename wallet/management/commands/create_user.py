@@ -17,7 +17,7 @@ from accounts.models import User
 from accounts.services import user_register
 from core.errors import ServiceError
 from wallet.models import CauseType, EntryKind
-from wallet.services import money_quantize, wallet_credit, wallet_unlimited_set
+from wallet.services.ledger import money_quantize, wallet_credit, wallet_unlimited_set
 
 
 class Command(BaseCommand):

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
-from wallet.redeem import codes_csv, codes_issue
+from wallet.services.redeem import codes_csv, codes_issue
 
 
 class Command(BaseCommand):

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from projects.billing import next_batch_pages, project_batch_quote, retryable_pages
 from projects.models import Page, PageStatus, Project
+from projects.selectors.billing import next_batch_pages, project_batch_quote, retryable_pages
 from translation.engines import PageLanguageUnsupported, UnsupportedLanguagePair, engine_get
 from translation.languages import language_name
-from wallet.pricing import BatchQuote
+from wallet.selectors.pricing import BatchQuote
 
 BLOCKED_BY_LANGUAGE = "language_pair_unsupported"
 

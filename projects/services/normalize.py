@@ -17,6 +17,7 @@ from contextlib import closing, contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from celery import signature
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
@@ -41,8 +42,8 @@ from projects.events import status_changed_publish
 from projects.intake.poppler import pdf_title
 from projects.intake.rendering import RenderedPage, pages_render, thumbnail_make
 from projects.intake.sniffing import source_inspect
-from projects.jobs import job_stop_for_failed_source, job_wake_if_ready
 from projects.models import NormalizeState, Page, Project, ProjectStatus, SourceKind
+from projects.services.jobs import job_stop_for_failed_source, job_wake_if_ready
 from translation.engines import EngineError, PageReading, engine_get
 from translation.languages import language_detect
 
@@ -53,6 +54,7 @@ _COPY_CHUNK_BYTES = 1024 * 1024
 _REFUSED = (ProjectStatus.FAILED, ProjectStatus.CANCELLING, ProjectStatus.CANCELLED)
 # The failure code of a normalize stopped on our side: normalize may run again.
 SERVER_ERROR = "server_error"
+NORMALIZE_TASK = "projects.tasks.normalize_project"
 
 
 _FIRST_HEADING = re.compile(r"^#{1,6} +(.+)$", re.MULTILINE)
@@ -150,10 +152,8 @@ def _page_rows_ensure(project: Project) -> None:
 
 
 def _task_enqueue_on_commit(project_id: uuid.UUID) -> None:
-    # tasks.py imports this module for normalize_run: import the task here (HackSoft's way).
-    from projects.tasks import normalize_project
-
-    transaction.on_commit(lambda: normalize_project.apply_async(args=[str(project_id)], queue="default"))
+    # Queued by name: tasks.py calls this module's normalize_run.
+    transaction.on_commit(lambda: signature(NORMALIZE_TASK, args=[str(project_id)]).apply_async(queue="default"))
 
 
 def normalize_run(*, project_id: uuid.UUID | str, page_limit: int | None = None) -> None:

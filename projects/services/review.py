@@ -7,8 +7,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import Conflict
-from projects.jobs import ladder_advance
 from projects.models import Page, PageStatus, Project, ProjectStatus
+from projects.services.jobs import ladder_advance
 
 # A rejected page of a book in one of these states is retried by the ladder at once; a
 # paused or cancelled book keeps it until it runs again.

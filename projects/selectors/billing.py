@@ -20,7 +20,7 @@ from core.money import exact_sum, round_estimate_up
 from projects.models import Page, PageStatus, Project, Upload
 from translation.engines import cost_usd
 from translation.engines.base import TOKENS_PER_WORD
-from wallet.pricing import BatchQuote, BookCost, batch_gate, batch_quote, book_cost
+from wallet.selectors.pricing import BatchQuote, BookCost, batch_gate, batch_quote, book_cost
 
 
 def ladder_rung_size(*, approval_count: int) -> int | None:

@@ -21,6 +21,7 @@ from datetime import timedelta
 from decimal import Decimal
 from functools import partial
 
+from celery import signature
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
@@ -31,14 +32,15 @@ from accounts.models import User
 from core.errors import Conflict, ServiceError, ValidationFailed
 from core.metrics import batch_undercharge_count
 from core.money import exact_sum
-from projects.billing import next_batch_pages, project_batch_quote, project_next_work_quote, retryable_pages
 from projects.events import job_finished_publish, status_changed_publish
-from projects.languages import project_pairs_check
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, QueueTicket
-from wallet.alerts import auto_top_up_for_paused_book
+from projects.selectors.billing import next_batch_pages, project_batch_quote, project_next_work_quote, retryable_pages
+from projects.selectors.languages import project_pairs_check
+from projects.selectors.projects import job_in_flight, project_get_for_owner
 from wallet.models import CauseType, Hold
-from wallet.pricing import BatchQuote, SpendingCeilingReached, batch_charge_cap, batch_gate
-from wallet.services import InsufficientCredit, hold_place, hold_release, hold_settle, wallet_lock
+from wallet.selectors.pricing import BatchQuote, SpendingCeilingReached, batch_charge_cap, batch_gate
+from wallet.services.alerts import auto_top_up_for_paused_book
+from wallet.services.ledger import InsufficientCredit, hold_place, hold_release, hold_settle, wallet_lock
 
 logger = logging.getLogger(__name__)
 
@@ -52,11 +54,8 @@ STARTABLE = (
     ProjectStatus.COMPLETE,
     ProjectStatus.CANCELLED,
 )
+JOB_RUN_NEXT_TASK = "projects.tasks.job_run_next"
 QUEUE_OF_KIND: dict[str, str] = {JobKind.PROCESS_NEXT_BATCH: "process", JobKind.RETRY_FAILED_PAGES: "retry"}
-
-
-def job_in_flight(*, project: Project) -> Job | None:
-    return project.jobs.filter(status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).first()
 
 
 def working_status(project: Project) -> str:
@@ -111,15 +110,14 @@ def _job_enqueue(*, project: Project, kind: str, quote: BatchQuote, pages: list[
     project_status_set(project, working_status(project))
     if not inline:
         queue = QUEUE_OF_KIND[kind]
-        transaction.on_commit(lambda: _dispatch(queue=queue))
+        transaction.on_commit(lambda: job_dispatch(queue=queue))
     return job
 
 
-def _dispatch(*, queue: str, countdown: float = 0) -> None:
-    """Wakes one worker of the queue: it runs the lowest Queued job, whichever it is."""
-    from projects.tasks import job_run_next
-
-    job_run_next.apply_async(queue=queue, countdown=countdown)
+def job_dispatch(*, queue: str, countdown: float = 0) -> None:
+    """Wakes one worker of the queue: it runs the lowest Queued job, whichever it is (the
+    task is queued by its name: projects/tasks.py calls these services)."""
+    signature(JOB_RUN_NEXT_TASK).apply_async(queue=queue, countdown=countdown)
 
 
 def job_wake_if_ready(*, job_id: uuid.UUID) -> None:
@@ -129,7 +127,7 @@ def job_wake_if_ready(*, job_id: uuid.UUID) -> None:
     kind = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).values_list("kind", flat=True).first()
     if kind is None or Page.objects.filter(job_id=job_id, prepared=False).exists():
         return
-    transaction.on_commit(partial(_dispatch, queue=QUEUE_OF_KIND[kind]))
+    transaction.on_commit(partial(job_dispatch, queue=QUEUE_OF_KIND[kind]))
 
 
 def job_stop_for_failed_source(*, project: Project, reason: str) -> None:
@@ -159,8 +157,6 @@ def process_start(
 
 
 def _process_start(*, owner: User, project_id: uuid.UUID | str, kind: str, inline: bool) -> Job:
-    from projects.selectors import project_get_for_owner
-
     with transaction.atomic():
         project = project_get_for_owner(owner=owner, project_id=project_id, for_update=True)
         existing = job_in_flight(project=project)
@@ -233,8 +229,6 @@ def project_pause_for_credit(*, owner: User, project_id: uuid.UUID | str) -> boo
     back): the book pauses for credit exactly as the ladder pauses it, unless a batch is in
     flight, the book cannot be started, or its next work is affordable now (credit landed
     in between: the project, then the wallet, are locked first). Returns whether it paused."""
-    from projects.selectors import project_get_for_owner
-
     with transaction.atomic():
         project = project_get_for_owner(owner=owner, project_id=project_id, for_update=True)
         if project.status not in STARTABLE or job_in_flight(project=project) is not None:
@@ -322,7 +316,7 @@ def jobs_stale_requeue(
             job.status, job.status_changed_at = JobStatus.QUEUED, timezone.now()
             job.progress_note = note or "Requeued: its worker stopped answering."
             job.save(update_fields=["status", "status_changed_at", "progress_note"])
-            transaction.on_commit(partial(_dispatch, queue=QUEUE_OF_KIND[job.kind]))
+            transaction.on_commit(partial(job_dispatch, queue=QUEUE_OF_KIND[job.kind]))
             requeued += 1
             logger.warning("job %s requeued: no heartbeat since %s", job_id, job.heartbeat_at)
     return requeued
@@ -340,7 +334,7 @@ def job_hand_back(*, job_id: uuid.UUID, claim: int) -> bool:
         job.status, job.status_changed_at = JobStatus.QUEUED, timezone.now()
         job.progress_note = "Requeued: its worker lost the database connection."
         job.save(update_fields=["status", "status_changed_at", "progress_note"])
-        transaction.on_commit(partial(_dispatch, queue=QUEUE_OF_KIND[job.kind]))
+        transaction.on_commit(partial(job_dispatch, queue=QUEUE_OF_KIND[job.kind]))
     logger.warning("job %s handed back by its worker after a lost database connection", job_id)
     return True
 
@@ -364,7 +358,7 @@ def jobs_queued_redispatch(*, waited_seconds: int | None = None) -> int:
     for job_id, kind in overdue.values_list("pk", "kind"):
         if not cache.add(f"projects:job-redispatched:{job_id}", True, timeout=max(wait, 1)):
             continue
-        _dispatch(queue=QUEUE_OF_KIND[kind])
+        job_dispatch(queue=QUEUE_OF_KIND[kind])
         sent += 1
     if sent:
         logger.warning("sent the wake-up again for %d queued job(s) that waited over %ss", sent, wait)
@@ -397,7 +391,7 @@ def batch_charge_settle(*, job: Job, hold: Hold, measured: Decimal, translated_p
     operators are told: a warning in the log, the metrics bts_batches_undercharged and
     bts_batch_undercharged_usd, and the job's measured_usd above its charged_usd (the
     admin's "Charged below measured" filter). The next batch is quoted from the measured
-    cost (wallet.pricing.batch_quote). Sets job.measured_usd (the caller saves the job);
+    cost (wallet.selectors.pricing.batch_quote). Sets job.measured_usd (the caller saves the job);
     returns the charge."""
     charge = batch_charge_cap(
         measured=measured, hold=hold.amount, batch_pages=job.page_count, translated_pages=translated_pages
@@ -467,8 +461,6 @@ def project_cancel(*, owner: User, project_id: uuid.UUID | str, operator: User |
     book is Cancelled; a running batch makes it Cancelling until the worker stops at the
     next page boundary (finished pages charged, the rest released), then Cancelled. The
     job's error text and the ledger entries say who cancelled."""
-    from projects.selectors import project_get_for_owner
-
     with transaction.atomic():
         project = project_get_for_owner(owner=owner, project_id=project_id, for_update=True)
         return _project_cancel_locked(project=project, operator=operator)

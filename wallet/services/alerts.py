@@ -34,8 +34,9 @@ from core.errors import ServiceError
 from core.events import publish
 from wallet.events import BalanceFell, LowBalance
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
-from wallet.selectors import auto_top_up_blocker, wallet_settings_of
-from wallet.topups import reference_new
+from wallet.selectors.wallet import auto_top_up_blocker, wallet_settings_of
+from wallet.services import stripe_gateway
+from wallet.services.topups import reference_new
 
 logger = logging.getLogger(__name__)
 
@@ -125,8 +126,6 @@ def auto_top_up_start(*, wallet_id: int, short_of: Decimal | None = None) -> Top
     that figure; and when auto_top_up_blocker finds nothing in the way. Under the wallet
     row lock, with one pending auto top-up per owner (a partial unique index), so two
     triggers at once charge once."""
-    from wallet import stripe_gateway
-
     with transaction.atomic():
         wallet = Wallet.objects.select_for_update().select_related("user").get(pk=wallet_id)
         prefs = WalletSettings.objects.filter(wallet=wallet).first()

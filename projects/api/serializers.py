@@ -10,11 +10,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.serializers import Int64Field, MoneyField
-from projects.billing import project_book_cost
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, SourceKind, Upload
+from projects.selectors.billing import project_book_cost
 from translation.engines import ModelState
-from wallet.pricing import BookCost
-from wallet.serializers import BookCostSerializer
+from wallet.api.serializers import BookCostSerializer
+from wallet.selectors.pricing import BookCost
 
 LANGUAGE_CHOICES = settings.TARGET_LANGUAGES
 

@@ -33,9 +33,9 @@ import wallet.problems_stripe  # noqa: F401  (registers stripe_signature_invalid
 from accounts.models import User
 from core.errors import NotFound, ServiceError, ValidationFailed
 from core.money import is_whole_cents
-from wallet import topups
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpStatus, WalletSettings
-from wallet.services import wallet_get_or_create
+from wallet.services import topups
+from wallet.services.ledger import wallet_get_or_create
 
 logger = logging.getLogger(__name__)
 

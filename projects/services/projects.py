@@ -18,10 +18,11 @@ from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
 from core.storage import storage_delete_on_commit
 from projects.intake.sniffing import source_inspect
-from projects.jobs import job_hold_resolve, job_in_flight
-from projects.languages import language_pair_check, project_pairs_check
 from projects.models import Page, Project, ProjectStatus, Upload
-from projects.uploads import upload_claim
+from projects.selectors.languages import language_pair_check, project_pairs_check
+from projects.selectors.projects import job_in_flight
+from projects.services.jobs import job_hold_resolve
+from projects.services.uploads import upload_claim
 
 # Statuses in which the book's pages and target may still change: nothing has run yet.
 _NOT_STARTED = (ProjectStatus.CREATED, ProjectStatus.CALIBRATING)

@@ -29,8 +29,8 @@ from core.errors import ServiceError, ValidationFailed
 from core.events import publish
 from wallet.events import TopUpConfirmed
 from wallet.models import CauseType, EntryKind, RedeemBatch, RedeemCode, TopUp, TopUpMethod, TopUpStatus
-from wallet.services import money_quantize, wallet_credit
-from wallet.topups import reference_new
+from wallet.services.ledger import money_quantize, wallet_credit
+from wallet.services.topups import reference_new
 
 logger = logging.getLogger(__name__)
 

@@ -35,11 +35,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ServiceError
-from wallet import (
-    problems_btcpay,  # noqa: F401  (registers btcpay_signature_invalid)
-    topups,
-)
+from wallet import problems_btcpay  # noqa: F401  (registers btcpay_signature_invalid)
 from wallet.models import TopUp, TopUpMethod, TopUpStatus
+from wallet.services import topups
 
 logger = logging.getLogger(__name__)
 

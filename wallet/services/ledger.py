@@ -82,7 +82,7 @@ def wallet_lock(*, user: User) -> Wallet:
 
 
 def _balance_fell_publish(*, wallet: Wallet) -> None:
-    """After a debit: the low-balance alert and auto top-up (wallet.alerts, subscribed to
+    """After a debit: the low-balance alert and auto top-up (wallet.services.alerts, subscribed to
     `BalanceFell`) look at the wallet once the transaction commits."""
     publish(BalanceFell(wallet_id=wallet.pk))
 

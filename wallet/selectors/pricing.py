@@ -8,7 +8,7 @@ figure the gate checks and the hold reserves — and its expected cost pages x t
 expected rate. The charge is the measured cost, never more than the hold.
 
 This module knows nothing about projects: the caller says how many pages the batch has and
-what the book's pages measured so far (projects/billing.py does).
+what the book's pages measured so far (projects/selectors/billing.py does).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from accounts.models import User
 from core.errors import ServiceError
 from core.money import MONEY_QUANTUM, round_cap_down, round_estimate_up
 from wallet.models import ZERO, Wallet
-from wallet.selectors import spent_this_month, wallet_settings_of
-from wallet.services import InsufficientCredit
+from wallet.selectors.wallet import spent_this_month, wallet_settings_of
+from wallet.services.ledger import InsufficientCredit
 
 
 class SpendingCeilingReached(ServiceError):
@@ -117,13 +117,13 @@ def book_cost(*, page_count: int, cost_per_page: Decimal, measured: bool) -> Boo
     (`measured`, or predicted before calibration).
 
     The maximum is a bound billing keeps whatever the pages turn out to cost: a batch is
-    charged at most its hold pro rata of the pages it translated (projects/runner.py), a
+    charged at most its hold pro rata of the pages it translated (projects/services/runner.py), a
     hold is at most its pages x a tier's ceiling rate, except the calibration batch's, at
     most CALIBRATION_HOLD_USD, and once a page is measured the book never calibrates
     again; a page is charged once, when it is translated. Hence at most
     CALIBRATION_HOLD_USD + (pages - 1) x the top ceiling rate — or, for a book measured
     above the top ceiling (an engine costlier than the table; operators are alerted, see
-    projects.jobs.batch_charge_settle), x its measured cost per page, at which its batches
+    projects.services.jobs.batch_charge_settle), x its measured cost per page, at which its batches
     are then held.
     """
     found = tier_for(cost_per_page)

@@ -25,12 +25,7 @@ from core.pagination import StrictPageNumberPagination
 from core.serializers import UploadLimitsSerializer, validated, validated_query
 from core.throttling import ClientAddressRateThrottle
 from core.uploads import OwnedTemporaryFileUploadHandler
-from projects import selectors, services, uploads
-from projects.billing import upload_book_cost
-from projects.languages import project_batch_quote_read
-from projects.models import Project
-from projects.normalize import project_normalize
-from projects.serializers import (
+from projects.api.serializers import (
     AnonymousEstimateSerializer,
     PageDetailSerializer,
     PageImageQuerySerializer,
@@ -46,7 +41,14 @@ from projects.serializers import (
     UploadInputSerializer,
     UploadResultSerializer,
 )
-from wallet.serializers import BatchQuoteSerializer
+from projects.models import Project
+from projects.selectors import projects as selectors
+from projects.selectors.billing import upload_book_cost
+from projects.selectors.languages import project_batch_quote_read
+from projects.services import projects as services
+from projects.services import uploads
+from projects.services.normalize import project_normalize
+from wallet.api.serializers import BatchQuoteSerializer
 
 UPLOAD_DESCRIPTION = (
     "multipart/form-data with the file in the part `file`. The content is checked (magic bytes, "

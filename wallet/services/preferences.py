@@ -12,9 +12,9 @@ from core.errors import ValidationFailed
 from core.events import publish
 from wallet.events import BalanceFell, SpendingRoomGrew
 from wallet.models import WalletSettings
-from wallet.selectors import WalletView, wallet_view_for
-from wallet.services import money_quantize, wallet_get_or_create
-from wallet.topups import whole_cents
+from wallet.selectors.wallet import WalletView, wallet_view_for
+from wallet.services.ledger import money_quantize, wallet_get_or_create
+from wallet.services.topups import whole_cents
 
 
 def _money_or_none(value: Decimal | None, *, field: str, allow_zero: bool = False) -> Decimal | None:

@@ -12,9 +12,7 @@ from core.idempotency import client_idempotency_key, idempotent
 from core.openapi import problem_responses
 from core.pagination import StrictPageNumberPagination
 from core.serializers import validated
-from wallet import preferences, selectors, topups
-from wallet.models import TopUp
-from wallet.serializers import (
+from wallet.api.serializers import (
     AutoTopUpInputSerializer,
     LedgerEntrySerializer,
     LowBalanceAlertInputSerializer,
@@ -23,6 +21,9 @@ from wallet.serializers import (
     TopUpViewSerializer,
     WalletViewSerializer,
 )
+from wallet.models import TopUp
+from wallet.selectors import wallet as selectors
+from wallet.services import checkout, preferences
 
 
 def wallet_response(view: selectors.WalletView) -> Response:
@@ -80,14 +81,14 @@ class TopUpView(APIView):
     def post(self, request: Request) -> Response:
         data = validated(TopUpInputSerializer, request.data)
         return top_up_response(
-            topups.top_up_request(user=request_user(request), client_key=client_idempotency_key(request), **data)
+            checkout.top_up_request(user=request_user(request), client_key=client_idempotency_key(request), **data)
         )
 
 
 class TopUpDetailView(APIView):
     @extend_schema(operation_id="get_top_up", tags=["wallet"], responses={200: TopUpViewSerializer})
     def get(self, request: Request, reference: str) -> Response:
-        return top_up_response(topups.top_up_for_owner(owner=request_user(request), reference=reference))
+        return top_up_response(selectors.top_up_for_owner(owner=request_user(request), reference=reference))
 
 
 class AutoTopUpView(APIView):

@@ -13,9 +13,9 @@ from core.idempotency import client_idempotency_key, idempotent
 from core.openapi import problem_responses
 from core.serializers import validated
 from core.throttling import AccountRateThrottle, ClientAddressRateThrottle
-from wallet.api import top_up_response
-from wallet.redeem import code_redeem
-from wallet.serializers import TopUpViewSerializer
+from wallet.api.serializers import TopUpViewSerializer
+from wallet.api.wallet import top_up_response
+from wallet.services.redeem import code_redeem
 
 
 class RedeemInputSerializer(serializers.Serializer):

@@ -1,5 +1,5 @@
 """HTTP endpoints of card payments: the owner's saved cards, and Stripe's webhook. Thin:
-each calls one function of wallet.stripe_gateway and renders."""
+each calls one function of wallet.services.stripe_gateway and renders."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_user
 from core.openapi import problem_responses
-from wallet import stripe_gateway
 from wallet.models import SavedCard
+from wallet.services import stripe_gateway
 
 
 class SavedCardSerializer(serializers.ModelSerializer):

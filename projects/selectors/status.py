@@ -15,12 +15,12 @@ from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from projects.billing import project_next_work_quote
-from projects.jobs import job_in_flight
-from projects.languages import failed_pages_outlook
 from projects.models import JobStatus, NormalizeState, Page, PageStatus, Project, ProjectStatus
+from projects.selectors.billing import project_next_work_quote
+from projects.selectors.languages import failed_pages_outlook
+from projects.selectors.projects import job_in_flight
 from translation.engines import model_status
-from wallet.selectors import auto_top_up_coming
+from wallet.selectors.wallet import auto_top_up_coming
 
 PHASE = {
     ProjectStatus.CREATED: "intake",

@@ -19,7 +19,7 @@ finishes, then settlement and the ladder's next step.
 - Settlement: charge = min(sum of the measured costs of the batch's Approved pages, the
   hold pro rata of the pages Approved), exactly once (the wallet's hold resolves once): a
   page is never charged more than the rate its hold was placed at, which is what makes a
-  book's never-exceed cost (`wallet.pricing.book_cost`) a bound.
+  book's never-exceed cost (`wallet.selectors.pricing.book_cost`) a bound.
 """
 
 from __future__ import annotations
@@ -41,17 +41,18 @@ from django.utils import timezone
 from core.metrics import engine_translate_observed, page_outcome_count
 from core.money import exact_sum
 from projects.events import job_finished_publish
-from projects.jobs import (
+from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus
+from projects.selectors.billing import next_batch_pages, retryable_pages
+from projects.services.jobs import (
     QUEUE_OF_KIND,
-    _dispatch,
     batch_charge_settle,
     cancel_reason,
+    job_dispatch,
     job_hand_back,
     ladder_advance,
     project_status_set,
     working_status,
 )
-from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus
 from translation.engines import (
     EngineError,
     EngineUnavailable,
@@ -392,7 +393,7 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
             locked.save(update_fields=["status", "status_changed_at", "progress_note"])
             project_status_set(project, ProjectStatus.PAUSED_NEEDS_CAPACITY)
             queue = QUEUE_OF_KIND[locked.kind]
-            transaction.on_commit(lambda: _dispatch(queue=queue, countdown=settings.CAPACITY_RETRY_SECONDS))
+            transaction.on_commit(lambda: job_dispatch(queue=queue, countdown=settings.CAPACITY_RETRY_SECONDS))
             outcome.job = locked
             return outcome
         stopped = outcome.cancelled or bool(outcome.unavailable)
@@ -449,8 +450,6 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
 def _status_after_manual_batch(project: Project) -> None:
     """process-next-batch does not queue the next rung; the book's status still says where
     it stands (Complete or CompletedWithErrors when nothing is left)."""
-    from projects.billing import next_batch_pages, retryable_pages
-
     if next_batch_pages(project=project).exists() or retryable_pages(project=project, automatic=True).exists():
         return
     failed = project.pages.filter(included=True, status=PageStatus.FAILED).exists()

@@ -9,7 +9,7 @@ from django.db.models import Count, Q, QuerySet
 
 from accounts.models import User
 from core.errors import NotFound
-from projects.models import Page, PageStatus, Project
+from projects.models import Job, JobStatus, Page, PageStatus, Project
 
 
 def project_list_for_owner(*, owner: User, status: str | None = None) -> QuerySet[Project]:
@@ -68,3 +68,8 @@ def page_counts(*, project: Project) -> dict[str, int]:
         included=Count("pk", filter=Q(included=True)),
         approved=Count("pk", filter=Q(included=True, status=PageStatus.APPROVED)),
     )
+
+
+def job_in_flight(*, project: Project) -> Job | None:
+    """The book's batch that is queued or running, if any (at most one)."""
+    return project.jobs.filter(status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).first()

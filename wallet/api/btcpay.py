@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.openapi import problem_responses
-from wallet import btcpay
+from wallet.services import btcpay
 
 WebhookReceivedSerializer = inline_serializer(
     name="BtcpayWebhookReceived", fields={"received": serializers.BooleanField(default=True)}

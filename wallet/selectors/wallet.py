@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.models import User
+from core.errors import NotFound
 from core.money import exact_sum
 from wallet.models import (
     ZERO,
@@ -153,3 +154,11 @@ def wallet_view_for(*, user: User) -> WalletView:
 def ledger_for_owner(*, owner: User) -> QuerySet[LedgerEntry]:
     """The owner's ledger entries, newest first."""
     return LedgerEntry.objects.filter(wallet__user=owner).order_by("-created_at", "-id")
+
+
+def top_up_for_owner(*, owner: User, reference: str) -> TopUp:
+    """The caller's top-up by reference; anyone else's is a 404, like a missing one."""
+    top_up = TopUp.objects.filter(user=owner, reference=reference).first()
+    if top_up is None:
+        raise NotFound("No top-up of yours has this reference.")
+    return top_up

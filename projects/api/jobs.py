@@ -18,11 +18,8 @@ from core.errors import NotFound
 from core.idempotency import idempotent
 from core.openapi import problem_responses
 from core.serializers import validated
-from projects import jobs, review, selectors
-from projects.api import owned_project
-from projects.models import Job, JobKind
-from projects.runner import batch_execute
-from projects.serializers import (
+from projects.api.projects import owned_project
+from projects.api.serializers import (
     BatchRunResultSerializer,
     JobHandleSerializer,
     JobSerializer,
@@ -30,7 +27,11 @@ from projects.serializers import (
     QueueMoveInputSerializer,
     StatusViewSerializer,
 )
-from projects.status_view import status_view_for
+from projects.models import Job, JobKind
+from projects.selectors import projects as selectors
+from projects.selectors.status import status_view_for
+from projects.services import jobs, review
+from projects.services.runner import batch_execute
 
 
 class EngineUnavailableProblem(APIException):

@@ -18,6 +18,7 @@ lint: venv
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
+	.venv/bin/lint-imports
 
 format: venv
 	.venv/bin/ruff check --fix .

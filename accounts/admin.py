@@ -7,8 +7,8 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from accounts.api_keys import api_key_revoke
 from accounts.models import ApiKey, ExternalIdentity, User
+from accounts.services.api_keys import api_key_revoke
 
 
 class ApiKeyInline(admin.TabularInline[ApiKey, User]):

@@ -14,7 +14,6 @@ from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import ExpiredTokenError, TokenError
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts.api_keys import api_key_authenticate, looks_like_api_key
 from accounts.errors import (
     AccountDisabled,
     CredentialMalformed,
@@ -24,6 +23,7 @@ from accounts.errors import (
     TokenRevoked,
 )
 from accounts.models import ApiKey, User
+from accounts.services.api_keys import api_key_authenticate, looks_like_api_key
 
 AUTH_HEADER_CHALLENGE = 'Bearer realm="api"'
 

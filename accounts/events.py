@@ -1,7 +1,7 @@
 """What accounts tell the apps above them, through core's event bus (core/events.py), so
 accounts never imports them.
 
-- `AccountClosing`: an account is being deleted (accounts.services.account_delete),
+- `AccountClosing`: an account is being deleted (accounts.services.users.account_delete),
   published inside the deletion's transaction with the locked `user`. Each app ends what it
   holds for the account in an in-transaction handler: projects (every book with its files, a
   batch in flight with its hold resolved; unadopted uploads), wallet (refuses with 409
@@ -9,9 +9,9 @@ accounts never imports them.
   preferences, keeps the ledger), webhooks (subscriptions removed; hub connections closed
   once committed). A handler that raises refuses the deletion: the transaction rolls back
   and nothing changes. Files and hub closes wait for the commit.
-- `ApiKeyRevoked`: an API key was revoked (accounts.api_keys.api_key_revoke), again when
+- `ApiKeyRevoked`: an API key was revoked (accounts.services.api_keys.api_key_revoke), again when
   revoked again. After the commit, the hub checks the sockets opened with it.
-- `PasswordChanged`: an account's password changed (accounts.services.password_change), so
+- `PasswordChanged`: an account's password changed (accounts.services.users.password_change), so
   every JWT issued before is void. After the commit, the hub checks the account's sockets.
 """
 

@@ -1,7 +1,9 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from accounts import api, api_avatar, api_identity
+from accounts.api import accounts as api
+from accounts.api import avatar as api_avatar
+from accounts.api import identity as api_identity
 
 router = SimpleRouter(trailing_slash=False)
 router.register("api-keys", api.ApiKeyViewSet, basename="api-keys")

@@ -50,7 +50,7 @@ from django.utils import timezone
 from websockets.asyncio.client import ClientConnection, connect
 
 from accounts.models import User
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from bench.common import Result, quick
 from config.celery_app import app as celery_app
 from projects.models import Job, PageStatus, Project, ProjectStatus

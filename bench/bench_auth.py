@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from django.test import Client
 
-from accounts.api_keys import api_key_create
 from accounts.models import User
-from accounts.services import token_issue
+from accounts.services.api_keys import api_key_create
+from accounts.services.users import token_issue
 from bench.common import Result, rate
 
 

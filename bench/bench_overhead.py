@@ -35,7 +35,7 @@ from django.db.models import Count
 from django.test import Client, override_settings
 
 from accounts.models import User
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from bench.common import Result
 from config.celery_app import app as celery_app
 from projects.models import Page, PageStatus, Project, ProjectStatus

@@ -23,6 +23,8 @@ ruff check .
 ruff format --check .
 echo ">> mypy"
 mypy
+echo ">> import contracts"
+lint-imports
 echo ">> pytest (PostgreSQL)"
 pytest "$@"
 if [ $# -eq 0 ]; then

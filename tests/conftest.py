@@ -17,13 +17,16 @@ from moto.server import ThreadedMotoServer
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
-from accounts.api_keys import api_key_create
 from accounts.models import User
-from accounts.services import token_issue
+from accounts.services.api_keys import api_key_create
+from accounts.services.users import token_issue
 from config.celery_app import app
 from tests.e2e.processes import Services
 from tests.factories import UserFactory
 from tests.support.s3 import BUCKET, CREDENTIALS, s3_storages
+from tests.wallet.stripe_stand_in import API_KEY as STRIPE_API_KEY
+from tests.wallet.stripe_stand_in import WEBHOOK_SECRET as STRIPE_WEBHOOK_SECRET
+from tests.wallet.stripe_stand_in import StripeStandIn
 
 
 @pytest.fixture(autouse=True)
@@ -109,6 +112,16 @@ def staff_client(client: Client, operator: User) -> Client:
     """Django's test client, signed in to the admin as the operator."""
     client.force_login(operator)
     return client
+
+
+@pytest.fixture
+def stripe_stand_in(settings: Settings) -> Iterator[StripeStandIn]:
+    """A running Stripe stand-in, and the settings that send the service's Stripe calls to it."""
+    with StripeStandIn.running(api_key=STRIPE_API_KEY) as stand_in:
+        settings.STRIPE_SECRET_KEY = STRIPE_API_KEY
+        settings.STRIPE_WEBHOOK_SECRET = STRIPE_WEBHOOK_SECRET
+        settings.STRIPE_API_BASE = stand_in.base_url
+        yield stand_in
 
 
 @pytest.fixture

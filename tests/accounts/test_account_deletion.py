@@ -13,8 +13,8 @@ from asgiref.sync import sync_to_async
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts.api_keys import api_key_create
 from accounts.models import ApiKey, User
+from accounts.services.api_keys import api_key_create
 from projects.models import Project, Upload
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 from tests.projects.test_deletion import exported_book

@@ -6,8 +6,8 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from accounts.api_keys import api_key_create
 from accounts.models import ApiKey, User
+from accounts.services.api_keys import api_key_create
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
 from wallet.selectors.wallet import wallet_view_for

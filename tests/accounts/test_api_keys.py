@@ -9,8 +9,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.api_keys import SECRET_PREFIX, api_key_create, secret_hash, secret_is_well_formed
 from accounts.models import ApiKey
+from accounts.services.api_keys import SECRET_PREFIX, api_key_create, secret_hash, secret_is_well_formed
 from tests.support.problems import assert_problem
 
 pytestmark = pytest.mark.django_db

@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from django.db import connection, transaction
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from accounts import oidc
 from accounts.models import ExternalIdentity, User
+from accounts.services import oidc
 from tests.accounts.helpers import assert_signed_in
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 from tests.support.local_http import QuietHandler, serving

@@ -1,10 +1,13 @@
 """Every error under /v1 is RFC 9457 problem+json, wherever it started."""
 
+import importlib
 import logging
+from collections import defaultdict
 
 import pytest
 from rest_framework.test import APIRequestFactory
 
+from core.errors import NotFound, RequestTooLarge, ServiceError, problem_class
 from core.problem_json import problem_exception_handler
 from tests.support.problems import assert_problem
 
@@ -93,3 +96,93 @@ def test_a_post_to_an_unknown_address_is_a_problem_404_even_with_csrf_checks(db)
 
     response = Client(enforce_csrf_checks=True).post("/v1/projects//process")
     assert_problem(response, 404, "not_found")
+
+
+# --- One class per problem code ---------------------------------------------------------------
+
+
+def _declaring_classes() -> dict[str, list[type[ServiceError]]]:
+    """Every application class that declares a problem code, by code (test modules' own
+    classes left out)."""
+    declaring: dict[str, list[type[ServiceError]]] = defaultdict(list)
+    waiting: list[type[ServiceError]] = [ServiceError]
+    while waiting:
+        problem = waiting.pop()
+        waiting.extend(problem.__subclasses__())
+        if "code" in vars(problem) and not problem.__module__.startswith("tests"):
+            declaring[problem.code].append(problem)
+    return declaring
+
+
+def test_every_code_in_the_catalogue_is_declared_by_exactly_one_class_with_its_meaning(api_client):
+    listing = api_client.get("/v1/problems").json()
+    declaring = _declaring_classes()
+
+    assert {problem["code"] for problem in listing} == set(declaring)
+    for problem in listing:
+        (declared,) = declaring[problem["code"]]
+        assert (declared.status, declared.title, declared.description) == (
+            problem["status"],
+            problem["title"],
+            problem["description"],
+        )
+        assert problem_class(problem["code"]) is declared
+
+
+def _module_declaring(tmp_path, monkeypatch, name: str, body: str) -> None:
+    (tmp_path / f"{name}.py").write_text("from core.errors import ServiceError\n\n\n" + body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module(name)
+
+
+def test_a_code_declared_again_with_another_meaning_fails_at_import(tmp_path, monkeypatch):
+    body = (
+        "class Gone(ServiceError):\n"
+        '    code = "not_found"\n'
+        "    status = 410\n"
+        '    title = "Gone"\n'
+        '    description = "Another meaning for the same code."\n'
+    )
+
+    with pytest.raises(TypeError, match="'not_found' declared twice"):
+        _module_declaring(tmp_path, monkeypatch, "errors_declared_twice", body)
+
+    assert problem_class("not_found") is NotFound
+    assert NotFound.status == 404
+
+
+def test_a_code_declared_again_even_with_the_same_meaning_fails_at_import(tmp_path, monkeypatch):
+    body = (
+        "class NotFoundAgain(ServiceError):\n"
+        '    code = "not_found"\n'
+        "    status = 404\n"
+        '    title = "Not found"\n'
+        '    description = "The resource does not exist or does not belong to the caller."\n'
+    )
+
+    with pytest.raises(TypeError, match="one class per code"):
+        _module_declaring(tmp_path, monkeypatch, "errors_declared_again", body)
+
+    assert problem_class("not_found") is NotFound
+
+
+def test_a_code_declared_without_its_meaning_fails_at_import_and_joins_no_catalogue(tmp_path, monkeypatch, api_client):
+    body = 'class Vague(ServiceError):\n    code = "vague_refusal"\n    status = 409\n'
+
+    with pytest.raises(TypeError, match="without title, description"):
+        _module_declaring(tmp_path, monkeypatch, "errors_without_meaning", body)
+
+    assert problem_class("vague_refusal") is None
+    assert_problem(api_client.get("/v1/problems/vague_refusal"), 404, "not_found")
+
+
+def test_a_subclass_shares_its_parents_code_and_a_class_without_a_code_cannot_be_raised():
+    class ShelfTooLarge(RequestTooLarge):
+        pass
+
+    refused = ShelfTooLarge(max_file_size_bytes=10)
+
+    assert (refused.code, refused.status, refused.detail) == ("request_too_large", 413, RequestTooLarge.description)
+    assert problem_class("request_too_large") is RequestTooLarge
+    with pytest.raises(TypeError, match="declares no problem code"):
+        ServiceError("Which problem?")

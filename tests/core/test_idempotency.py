@@ -20,7 +20,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from core.idempotency import fingerprint_of, idempotency_records_purge
 from core.models import IdempotencyRecord
 from projects.models import Job, NormalizeState, Project, ProjectStatus

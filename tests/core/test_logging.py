@@ -17,8 +17,8 @@ from decimal import Decimal
 import pytest
 from celery.contrib.testing.worker import start_worker
 
-from accounts.api_keys import api_key_create
-from accounts.services import token_issue
+from accounts.services.api_keys import api_key_create
+from accounts.services.users import token_issue
 from config.celery_app import app as celery_app
 from core.logging import log_context_bind, log_context_reset, redact_text
 from projects.models import Job, JobStatus

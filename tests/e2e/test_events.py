@@ -14,7 +14,7 @@ import pytest
 from websockets.sync.client import ClientConnection, connect
 
 from accounts.models import User
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from projects.models import Job, JobStatus, Project
 from tests.e2e.processes import Services, wait_until
 from tests.factories import UserFactory

@@ -114,7 +114,7 @@ def test_an_anonymous_estimate_is_adopted_without_re_uploading(api_client, auth_
 
     created = auth_client.post("/v1/projects", {"anonymousUploadKey": body["anonymousUploadKey"]}, format="json")
     second = UserFactory()
-    from accounts.services import token_issue
+    from accounts.services.users import token_issue
 
     reused = api_client.post(
         "/v1/projects",

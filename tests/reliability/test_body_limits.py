@@ -15,8 +15,8 @@ import httpx
 import pytest
 from django.conf import settings
 
-from accounts.api_keys import api_key_create, api_key_revoke
-from accounts.services import token_issue
+from accounts.services.api_keys import api_key_create, api_key_revoke
+from accounts.services.users import token_issue
 from core.uploads import MULTIPART_OVERHEAD_BYTES
 from tests.e2e.processes import Services
 from tests.factories import UserFactory

@@ -26,7 +26,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from accounts.models import User
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from exports.models import ExportFile, ExportStatus
 from exports.services import ARCHIVE, SINGLE_FORMATS
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus

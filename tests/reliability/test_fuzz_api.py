@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from accounts.models import User
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from projects.models import ProjectStatus
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from wallet.models import EntryKind

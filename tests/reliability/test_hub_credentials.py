@@ -18,8 +18,8 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from accounts.api_keys import api_key_create
 from accounts.models import ApiKey, User
+from accounts.services.api_keys import api_key_create
 from tests.e2e.processes import Services
 from tests.factories import DEFAULT_PASSWORD, ProjectFactory, UserFactory
 from tests.support.hub_client import (

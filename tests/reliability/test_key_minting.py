@@ -18,8 +18,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from accounts.api_keys import DEFAULT_SCOPES, api_key_create, scopes_implied
 from accounts.models import ApiKey, Scope, User
+from accounts.services.api_keys import DEFAULT_SCOPES, api_key_create, scopes_implied
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from projects.models import Upload
 from projects.services.uploads import uploads_orphaned_purge
 from tests.e2e.processes import Services, wait_until

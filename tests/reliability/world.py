@@ -17,9 +17,9 @@ from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from accounts.api_keys import api_key_create, api_key_revoke
 from accounts.models import ApiKey, Scope, User
-from accounts.services import token_issue
+from accounts.services.api_keys import api_key_create, api_key_revoke
+from accounts.services.users import token_issue
 from exports.models import ExportFile
 from projects.services import jobs
 from tests.factories import ProjectFactory, UserFactory, pages_add

@@ -13,7 +13,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from accounts.models import User
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from webhooks.events import WALLET_LOW_BALANCE, publish
 
 DEADLINE = 60.0  # seconds a receive may wait before the test fails (a hang guard, not a timing check)

@@ -13,7 +13,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.services import token_issue
+from accounts.services.users import token_issue
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import TOP_UP_FIELDS, assert_wallet_invariants

@@ -10,7 +10,7 @@ request ends, as it would after a real commit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from decimal import Decimal
 from typing import Any
@@ -26,7 +26,7 @@ from accounts.models import User
 from projects.models import JobStatus, PageStatus, Project, ProjectStatus
 from tests.factories import ProjectFactory, pages_add
 from tests.support.pdfs import pdf_bytes
-from tests.wallet.stripe_stand_in import StripeStandIn, signature_header
+from tests.wallet.stripe_stand_in import WEBHOOK_SECRET, StripeStandIn, signature_header
 from tests.webhooks.receiver import Receiver
 from wallet.models import EntryKind
 from wallet.services.ledger import wallet_credit
@@ -41,8 +41,6 @@ from webhooks.models import DeliveryStatus, WebhookDelivery
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery", "local_storage")]
 
-STRIPE_KEY = "sk_test_stand_in_events"
-STRIPE_WEBHOOK_SECRET = "whsec_stand_in_events_secret"
 PAGE_TEXT = "The lighthouse keeper wrote the weather down every evening at six. " * 6
 
 
@@ -63,15 +61,6 @@ def hooked(subscribe: Callable[..., dict[str, Any]]) -> dict[str, Any]:
 def committed(django_capture_on_commit_callbacks: Any) -> Callable[[], AbstractContextManager[Any]]:
     """A block whose on-commit work (events, their deliveries, queued tasks) runs at its end."""
     return lambda: django_capture_on_commit_callbacks(execute=True)
-
-
-@pytest.fixture
-def stripe_stand_in(settings: Any) -> Iterator[StripeStandIn]:
-    with StripeStandIn.running(api_key=STRIPE_KEY) as stand_in:
-        settings.STRIPE_SECRET_KEY = STRIPE_KEY
-        settings.STRIPE_WEBHOOK_SECRET = STRIPE_WEBHOOK_SECRET
-        settings.STRIPE_API_BASE = stand_in.base_url
-        yield stand_in
 
 
 def received(receiver: Receiver, event_type: str) -> list[dict[str, Any]]:
@@ -251,7 +240,7 @@ def test_stripes_completed_checkout_publishes_top_up_confirmed(
             "/v1/payments/stripe/webhook",
             data=payload,
             content_type="application/json",
-            HTTP_STRIPE_SIGNATURE=signature_header(payload, STRIPE_WEBHOOK_SECRET),
+            HTTP_STRIPE_SIGNATURE=signature_header(payload, WEBHOOK_SECRET),
         )
 
     assert answer.status_code == 200, answer.content

@@ -23,9 +23,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts.api_keys import api_key_create, api_key_revoke
 from accounts.models import ApiKey, User
-from accounts.services import token_issue
+from accounts.services.api_keys import api_key_create, api_key_revoke
+from accounts.services.users import token_issue
 from config.websockets import websocket_urlpatterns
 from projects.events import status_changed_publish
 from projects.models import Project

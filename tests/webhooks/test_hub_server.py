@@ -14,7 +14,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from accounts.api_keys import api_key_create
+from accounts.services.api_keys import api_key_create
 from projects.models import Project
 from tests.e2e.processes import Services
 from tests.factories import ProjectFactory, UserFactory, pages_add

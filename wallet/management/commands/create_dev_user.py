@@ -13,8 +13,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from accounts.api_keys import api_key_create
-from accounts.services import dev_user_ensure, token_issue
+from accounts.services.api_keys import api_key_create
+from accounts.services.users import dev_user_ensure, token_issue
 from core.errors import ServiceError
 from wallet.models import CauseType, EntryKind
 from wallet.selectors.wallet import wallet_view_for

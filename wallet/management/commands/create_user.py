@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from accounts.models import User
-from accounts.services import user_register
+from accounts.services.users import user_register
 from core.errors import ServiceError
 from wallet.models import CauseType, EntryKind
 from wallet.services.ledger import money_quantize, wallet_credit, wallet_unlimited_set

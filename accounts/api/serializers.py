@@ -11,8 +11,8 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.api_keys import ALL_SCOPES
 from accounts.models import ApiKey, User
+from accounts.services.api_keys import ALL_SCOPES
 
 
 @cache

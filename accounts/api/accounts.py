@@ -15,11 +15,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework_simplejwt.tokens import AccessToken
 
-from accounts import api_keys, selectors, services
-from accounts.authentication import request_user
-from accounts.models import ApiKey, User
-from accounts.permissions import JwtOnly
-from accounts.serializers import (
+from accounts import selectors
+from accounts.api.serializers import (
     AccountDeleteInputSerializer,
     ApiKeyCreatedSerializer,
     ApiKeyCreateInputSerializer,
@@ -32,6 +29,11 @@ from accounts.serializers import (
     RegisterInputSerializer,
     SessionSerializer,
 )
+from accounts.authentication import request_user
+from accounts.models import ApiKey, User
+from accounts.permissions import JwtOnly
+from accounts.services import api_keys
+from accounts.services import users as services
 from core.openapi import problem_responses
 from core.serializers import validated
 from core.throttling import ClientAddressRateThrottle

@@ -11,9 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts import avatars
+from accounts.api.serializers import AvatarUploadInputSerializer, ProfileSerializer
 from accounts.authentication import request_user
-from accounts.serializers import AvatarUploadInputSerializer, ProfileSerializer
+from accounts.services import avatars
 from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
 from core.serializers import UploadLimitsSerializer, validated

@@ -9,9 +9,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts import oidc
-from accounts.api import AnonymousView, session_response
-from accounts.serializers import SessionSerializer
+from accounts.api.accounts import AnonymousView, session_response
+from accounts.api.serializers import SessionSerializer
+from accounts.services import oidc
 from core.openapi import problem_responses
 from core.serializers import validated
 

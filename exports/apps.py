@@ -6,7 +6,4 @@ class ExportsConfig(AppConfig):
     verbose_name = "Exports"
 
     def ready(self) -> None:
-        from exports import (
-            problems,  # noqa: F401  (registers the app's problem codes)
-            tasks,  # noqa: F401  (registers its Celery tasks, which services enqueue by name)
-        )
+        from exports import tasks  # noqa: F401  (registers its Celery tasks, which services enqueue by name)

@@ -33,7 +33,7 @@ import urllib3.exceptions
 from django.conf import settings
 from requests.adapters import HTTPAdapter
 
-from core.errors import ServiceError
+from webhooks.errors import AddressForbidden, UrlInvalid
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -72,19 +72,13 @@ _NAMED_NETWORKS: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]
 )
 
 
-class UrlInvalid(ServiceError):
-    code = "webhook_url_invalid"
-
-
-class AddressForbidden(ServiceError):
-    code = "webhook_address_forbidden"
-
-
-class HostUnresolvable(ServiceError):
+class HostUnresolvable(Exception):
     """The host does not resolve: a failed delivery attempt, never an answer to a request
-    (registration accepts such a name)."""
+    (registration accepts such a name), so not a problem code."""
 
-    code = "webhook_host_unresolvable"
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ class WebhooksConfig(AppConfig):
         from projects.events import JobFinished, ProjectStatusChanged
         from wallet.events import LowBalance, TopUpConfirmed
         from webhooks import (
-            problems,  # noqa: F401  (registers the app's problem codes)
             subscribers,
             tasks,  # noqa: F401  (registers its Celery tasks, which deliveries enqueue by name)
         )

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from core.errors import ServiceError
 from webhooks import addresses, selectors, services, signing
+from webhooks.errors import DeliveryPending, WebhookDisabled
 from webhooks.events import Event
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookSubscription
 
@@ -108,7 +109,7 @@ def delivery_test_send(*, subscription: WebhookSubscription) -> WebhookDelivery:
     """Sends a `webhook.test` event to this subscription only, through the same path as
     every event (409 webhook_disabled for a disabled subscription)."""
     if not subscription.enabled:
-        raise ServiceError(code="webhook_disabled")
+        raise WebhookDisabled()
     event = Event(
         type=WEBHOOK_TEST,
         owner_id=subscription.owner_id,
@@ -128,9 +129,9 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
     with transaction.atomic():
         locked = WebhookDelivery.objects.select_for_update().select_related("subscription").get(pk=delivery.pk)
         if locked.status == DeliveryStatus.PENDING:
-            raise ServiceError(code="webhook_delivery_pending")
+            raise DeliveryPending()
         if not locked.subscription.enabled:
-            raise ServiceError(code="webhook_disabled")
+            raise WebhookDisabled()
         locked.status = DeliveryStatus.PENDING
         locked.attempt_count = 0
         locked.next_attempt_at = now
@@ -204,7 +205,7 @@ def _send(*, delivery: WebhookDelivery, subscription: WebhookSubscription) -> Ou
     try:
         checked = addresses.target_check(subscription.url)
         secret = signing.secret_decrypt(subscription.secret_encrypted)
-    except ServiceError as error:
+    except (ServiceError, addresses.HostUnresolvable) as error:
         return Outcome(status_code=None, error=f"Address refused: {error.detail}")
     except InvalidToken:
         logger.error("webhook %s: its secret cannot be decrypted (WEBHOOK_SECRET_KEY changed?)", subscription.pk)

@@ -44,6 +44,14 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 TOOL_TIMEOUT_SECONDS = 20
 # One file may use a few poppler calls (pdfinfo, pdftotext, pdftoppm per chunk) at most.
 HANG_GUARD_SECONDS = 4 * TOOL_TIMEOUT_SECONDS
+# How the mutant files run: EXAMPLES of them, no deadline (poppler is slow), nothing saved
+# between runs; a test's fixtures are set up once for all of its examples.
+FUZZ = hypothesis_settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 CASES = corpus()
 # Problem codes a project may fail with while normalizing (docs/intake.md, Failures).
 INTAKE_CODES = {
@@ -279,12 +287,7 @@ def test_a_render_past_its_limit_fails_the_project_and_leaves_nothing(auth_clien
 # --- Generated PDFs ----------------------------------------------------------------------------
 
 
-@hypothesis_settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZ
 @given(content=pdf_mutants())
 def test_a_damaged_pdf_is_refused_or_normalizes_cleanly(content: bytes, auth_client, intake_settings):
     root = intake_settings
@@ -306,12 +309,7 @@ def test_a_damaged_pdf_is_refused_or_normalizes_cleanly(content: bytes, auth_cli
         (root / name).unlink()
 
 
-@hypothesis_settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZ
 @given(mutant=image_mutants())
 def test_a_damaged_image_is_refused_or_normalizes_cleanly(
     mutant: tuple[str, bytes], user, auth_client, intake_settings

@@ -18,8 +18,11 @@ from wallet.services.preferences import low_balance_alert_set
 pytestmark = pytest.mark.django_db
 
 
-def funded(user, amount: str = "10"):  # type: ignore[no-untyped-def]
+def funded(user, amount: str = "10", *, alert_below: str | None = None):  # type: ignore[no-untyped-def]
+    """The user's wallet credited with the amount, with a low-balance alert at alert_below if given."""
     wallet_credit(user=user, amount=Decimal(amount), kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id="seed")
+    if alert_below is not None:
+        low_balance_alert_set(user=user, threshold=Decimal(alert_below))
     return user.wallet
 
 
@@ -29,8 +32,7 @@ def charge(user, amount: str, job: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_the_alert_is_sent_once_the_balance_falls_to_the_threshold(user):
-    wallet = funded(user)
-    low_balance_alert_set(user=user, threshold=Decimal("4"))
+    wallet = funded(user, alert_below="4")
     assert low_balance_alert_send(wallet_id=wallet.pk) is False
     charge(user, "6", "job-1")
     assert low_balance_alert_send(wallet_id=wallet.pk) is True
@@ -42,8 +44,7 @@ def test_the_alert_is_sent_once_the_balance_falls_to_the_threshold(user):
 
 
 def test_the_alert_repeats_at_most_once_per_rolling_day(user):
-    wallet = funded(user)
-    low_balance_alert_set(user=user, threshold=Decimal("20"))
+    wallet = funded(user, alert_below="20")
     assert low_balance_alert_send(wallet_id=wallet.pk) is True
     charge(user, "1", "job-1")
     assert low_balance_alert_send(wallet_id=wallet.pk) is False

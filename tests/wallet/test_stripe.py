@@ -50,6 +50,13 @@ def assert_checkout_opened(client, stand_in: StripeStandIn, amount: Any) -> dict
     return view
 
 
+def checkout_paid(client, stand_in: StripeStandIn) -> tuple[dict[str, Any], dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """A checkout top-up of 10 that the customer paid on the hosted page (no event sent
+    yet); its view and the paid Checkout Session."""
+    view = assert_checkout_opened(client, stand_in, 10)
+    return view, stand_in.checkout_pay(session_of(view))
+
+
 def session_of(view: dict[str, Any]) -> str:
     """The Checkout Session id behind a checkout top-up's view."""
     return TopUp.objects.get(reference=view["reference"]).provider_reference
@@ -140,8 +147,7 @@ def test_the_completed_checkout_credits_once_and_saves_the_card_as_primary(
 
 
 def test_a_replayed_completion_event_changes_nothing(user, auth_client, api_client, stripe_stand_in):
-    view = assert_checkout_opened(auth_client, stripe_stand_in, 10)
-    session = stripe_stand_in.checkout_pay(session_of(view))
+    view, session = checkout_paid(auth_client, stripe_stand_in)
     payload = StripeStandIn.event_payload("checkout.session.completed", session)
     assert payload_send(api_client, payload, signature_header(payload, WEBHOOK_SECRET)).status_code == 200
 
@@ -158,8 +164,7 @@ def test_a_replayed_completion_event_changes_nothing(user, auth_client, api_clie
 def test_a_completion_whose_card_cannot_be_read_answers_502_and_saves_the_card_when_redelivered(
     user, auth_client, api_client, stripe_stand_in, settings
 ):
-    view = assert_checkout_opened(auth_client, stripe_stand_in, 10)
-    session = stripe_stand_in.checkout_pay(session_of(view))
+    view, session = checkout_paid(auth_client, stripe_stand_in)
     payload = StripeStandIn.event_payload("checkout.session.completed", session)
     stripe_stand_in.stop()
 
@@ -207,8 +212,7 @@ def test_a_customer_stripe_no_longer_knows_is_replaced(user, auth_client, stripe
 def test_an_event_without_a_valid_signature_is_refused_and_changes_nothing(
     user, auth_client, api_client, stripe_stand_in, signature
 ):
-    view = assert_checkout_opened(auth_client, stripe_stand_in, 10)
-    session = stripe_stand_in.checkout_pay(session_of(view))
+    view, session = checkout_paid(auth_client, stripe_stand_in)
     payload = StripeStandIn.event_payload("checkout.session.completed", session)
     header = {
         "wrong secret": signature_header(payload, "whsec_someone_else"),
@@ -228,8 +232,7 @@ def test_an_event_without_a_valid_signature_is_refused_and_changes_nothing(
 def test_the_webhook_is_refused_while_no_signing_secret_is_configured(
     auth_client, api_client, stripe_stand_in, settings
 ):
-    view = assert_checkout_opened(auth_client, stripe_stand_in, 10)
-    session = stripe_stand_in.checkout_pay(session_of(view))
+    view, session = checkout_paid(auth_client, stripe_stand_in)
     settings.STRIPE_WEBHOOK_SECRET = ""
     payload = StripeStandIn.event_payload("checkout.session.completed", session)
     response = payload_send(api_client, payload, signature_header(payload, ""))
@@ -253,8 +256,7 @@ def test_an_expired_checkout_expires_the_top_up(user, auth_client, api_client, s
 def test_a_completion_whose_amount_or_currency_disagrees_credits_nothing(
     user, auth_client, api_client, stripe_stand_in
 ):
-    view = assert_checkout_opened(auth_client, stripe_stand_in, 10)
-    session = stripe_stand_in.checkout_pay(session_of(view))
+    view, session = checkout_paid(auth_client, stripe_stand_in)
 
     assert event_send(api_client, "checkout.session.completed", {**session, "amount_total": 100000}).status_code == 200
     assert event_send(api_client, "checkout.session.completed", {**session, "currency": "eur"}).status_code == 200
@@ -266,8 +268,7 @@ def test_a_completion_whose_amount_or_currency_disagrees_credits_nothing(
 def test_unknown_event_types_and_unknown_top_ups_are_acknowledged_and_ignored(
     user, auth_client, api_client, stripe_stand_in
 ):
-    view = assert_checkout_opened(auth_client, stripe_stand_in, 10)
-    session = stripe_stand_in.checkout_pay(session_of(view))
+    view, session = checkout_paid(auth_client, stripe_stand_in)
     stranger = {**session, "id": "cs_test_not_ours", "metadata": {}, "client_reference_id": None}
 
     assert event_send(api_client, "customer.created", {"id": "cus_x", "object": "customer"}).json() == {
@@ -282,8 +283,7 @@ def test_unknown_event_types_and_unknown_top_ups_are_acknowledged_and_ignored(
 def test_a_checkout_still_awaiting_a_delayed_payment_credits_nothing_until_it_succeeds(
     user, auth_client, api_client, stripe_stand_in
 ):
-    view = assert_checkout_opened(auth_client, stripe_stand_in, 10)
-    session = stripe_stand_in.checkout_pay(session_of(view))
+    view, session = checkout_paid(auth_client, stripe_stand_in)
 
     event_send(api_client, "checkout.session.completed", {**session, "payment_status": "unpaid"})
     assert TopUp.objects.get(reference=view["reference"]).status == TopUpStatus.PENDING

@@ -47,8 +47,7 @@ PAGE_TEXT = "The lighthouse keeper wrote the weather down every evening at six. 
 @pytest.fixture(autouse=True)
 def _echo_engine(settings: Any) -> None:
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_FAIL_PAGES = []
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
 
 
 @pytest.fixture
@@ -145,7 +144,7 @@ def test_a_book_normalize_cannot_render_publishes_the_change_to_failed(auth_clie
 def test_a_batch_the_engine_outage_stops_publishes_job_failed(user, auth_client, receiver, hooked, committed, settings):
     project = book_with_text(user)
     credit(user, "5")
-    settings.ECHO_ENGINE_UNAVAILABLE = True
+    settings.TRANSLATION_ENGINE_OPTIONS = {"unavailable": True}
 
     with committed():
         response = auth_client.post(f"/v1/projects/{project.pk}/process-next-batch")

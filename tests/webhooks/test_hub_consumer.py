@@ -122,10 +122,12 @@ async def assert_next_is_marker(communicator: WebsocketCommunicator, marker: str
     assert (message["type"], message["data"]) == (WALLET_LOW_BALANCE, {"marker": marker}), message
 
 
-async def assert_subscribed(communicator: WebsocketCommunicator, book: Project) -> None:
-    """Subscribes to the book: its status view is the answer."""
+async def hub_subscribed(user: User, book: Project) -> WebsocketCommunicator:
+    """A connection with the user's JWT, subscribed to the book (its status view answered)."""
+    communicator = await hub_opened(user)
     await communicator.send_json_to({"type": "subscribe", "projectId": str(book.pk)})
     assert (await communicator.receive_json_from(timeout=DEADLINE))["type"] == "project.status"
+    return communicator
 
 
 def marker_publish(user: User, marker: str) -> None:
@@ -345,8 +347,7 @@ def test_an_event_of_a_subscribed_book_arrives_once():
     book = ProjectFactory(owner=ada)
 
     async def scenario() -> None:
-        communicator = await hub_opened(ada)
-        await assert_subscribed(communicator, book)
+        communicator = await hub_subscribed(ada, book)
 
         await sync_to_async(publish)(PROJECT_STATUS_CHANGED, owner_id=ada.pk, project_id=book.pk, data={"n": 1})
         await sync_to_async(marker_publish)(ada, "after")
@@ -435,8 +436,7 @@ def test_unsubscribing_is_acknowledged_and_malformed_messages_get_errors():
     book = ProjectFactory(owner=ada)
 
     async def scenario() -> None:
-        communicator = await hub_opened(ada)
-        await assert_subscribed(communicator, book)
+        communicator = await hub_subscribed(ada, book)
         await communicator.send_json_to({"type": "unsubscribe", "projectId": str(book.pk)})
         assert await communicator.receive_json_from(timeout=DEADLINE) == {
             "type": "unsubscribed",

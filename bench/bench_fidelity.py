@@ -110,8 +110,7 @@ def pipeline_export(owner: User, pdf: Path, *, engine: str, pages: int, storage:
             TRANSLATION_ENGINE=engine,
             NORMALIZE_INLINE_MAX_PAGES=max(pages, 10),
             ENGINE_CONCURRENCY=2,
-            ECHO_ENGINE_PAIRS=[],
-            ECHO_ENGINE_FAIL_PAGES=[],
+            TRANSLATION_ENGINE_OPTIONS={},
         ),
     ):
         project = _project_make(owner, pdf, SourceKind.PDF, pages)

@@ -177,7 +177,9 @@ def echo_run(*, email: str, concurrency: int, delay_seconds: float) -> tuple[flo
     owner, project = book_create(email=email, pages=BOOK_PAGES)
     with (
         pipeline_settings(
-            TRANSLATION_ENGINE="echo", ENGINE_CONCURRENCY=concurrency, ECHO_ENGINE_DELAY_SECONDS=delay_seconds
+            TRANSLATION_ENGINE="echo",
+            ENGINE_CONCURRENCY=concurrency,
+            TRANSLATION_ENGINE_OPTIONS={"delay_seconds": delay_seconds},
         ),
         timed_echo_engine(delay_seconds=delay_seconds) as engine,
     ):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import django_stubs_ext
 import environ
@@ -465,18 +466,12 @@ VLLM_INTAKE_OCR = env.bool("VLLM_INTAKE_OCR", default=True)
 TESSERACT_COMMAND = env.str("TESSERACT_COMMAND", default="tesseract")
 APERTIUM_COMMAND = env.str("APERTIUM_COMMAND", default="apertium")
 LOCAL_ENGINE_TIMEOUT_SECONDS = env.int("LOCAL_ENGINE_TIMEOUT_SECONDS", default=120)
-# The echo engine's knobs for tests and benchmarks: a delay per page; pages (1-based
-# indexes) that fail, on their first ECHO_ENGINE_FAIL_ATTEMPTS attempts (0: always); pages
-# whose translation comes back empty (so the completeness check fails them); and an engine
-# that reads as starting and refuses every page (EngineUnavailable).
-ECHO_ENGINE_DELAY_SECONDS = env.float("ECHO_ENGINE_DELAY_SECONDS", default=0.0)
-ECHO_ENGINE_FAIL_PAGES = env.list("ECHO_ENGINE_FAIL_PAGES", cast=int, default=[])
-ECHO_ENGINE_FAIL_ATTEMPTS = env.int("ECHO_ENGINE_FAIL_ATTEMPTS", default=1)
-ECHO_ENGINE_BLANK_PAGES = env.list("ECHO_ENGINE_BLANK_PAGES", cast=int, default=[])
-ECHO_ENGINE_UNAVAILABLE = env.bool("ECHO_ENGINE_UNAVAILABLE", default=False)
-# The pairs the echo engine translates (`en-es,es-en`), to stand in for an engine with few
-# pairs; empty: any source into any target.
-ECHO_ENGINE_PAIRS = env.list("ECHO_ENGINE_PAIRS", default=[])
+# Keyword arguments for the engine's class, over what the settings above give it (JSON).
+# The echo engine takes only these (translation/engines/echo.py): `delay_seconds` per page;
+# `fail_pages` (1-based indexes) that fail on their first `fail_attempts` attempts (0:
+# always); `blank_pages` whose translation comes back empty; `unavailable` (reads as
+# starting, refuses every page); `pairs` it translates (["en-es", ...]; empty: any).
+TRANSLATION_ENGINE_OPTIONS: dict[str, Any] = env.json("TRANSLATION_ENGINE_OPTIONS", default={})
 # The completeness check: a translation whose length (scaled for each language's density)
 # is outside these ratios of its source's fails, for sources of at least this many characters.
 COMPLETENESS_MIN_LENGTH_RATIO = env.float("COMPLETENESS_MIN_LENGTH_RATIO", default=0.35)

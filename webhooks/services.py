@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import logging
 
+from celery import signature
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from core.errors import ServiceError
 from webhooks import addresses, signing
+from webhooks.errors import WebhookLimitReached
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookSubscription
 
 logger = logging.getLogger(__name__)
+
+DISABLED_NOTIFY_TASK = "webhooks.tasks.subscription_disabled_notify"
 
 OWNER_DISABLED_REASON = "Disabled by the owner."
 
@@ -35,7 +38,7 @@ def subscription_create(
     url = url.strip()
     addresses.registration_check(url)
     if WebhookSubscription.objects.filter(owner=owner).count() >= settings.WEBHOOK_MAX_SUBSCRIPTIONS:
-        raise ServiceError(code="webhook_limit_reached")
+        raise WebhookLimitReached()
     secret = signing.secret_new()
     subscription = WebhookSubscription.objects.create(
         owner=owner,
@@ -133,9 +136,8 @@ def subscription_disable(*, subscription: WebhookSubscription, reason: str, noti
 
 
 def _notify_queue(subscription: WebhookSubscription) -> None:
-    from webhooks.tasks import subscription_disabled_notify  # the tasks module calls this one
-
-    subscription_disabled_notify.apply_async(args=(str(subscription.pk),), queue="webhooks")
+    # Queued by name: webhooks/tasks.py calls these services.
+    signature(DISABLED_NOTIFY_TASK, args=(str(subscription.pk),)).apply_async(queue="webhooks")
 
 
 def subscription_disabled_notify(*, subscription_id: str) -> bool:

@@ -3,10 +3,9 @@ view, jobs, page review and the staff's queue order. Thin: parse, call a service
 
 from __future__ import annotations
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException, PermissionDenied
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,7 +13,6 @@ from rest_framework.views import APIView
 from accounts.authentication import request_user
 from accounts.models import Scope
 from accounts.permissions import requires_scope
-from core.errors import NotFound
 from core.idempotency import idempotent
 from core.openapi import problem_responses
 from core.serializers import validated
@@ -27,22 +25,11 @@ from projects.api.serializers import (
     QueueMoveInputSerializer,
     StatusViewSerializer,
 )
-from projects.models import Job, JobKind
+from projects.models import JobKind
 from projects.selectors import projects as selectors
 from projects.selectors.status import status_view_for
 from projects.services import jobs, review
-from projects.services.runner import batch_execute
-
-
-class EngineUnavailableProblem(APIException):
-    """503 engine_unavailable, with Retry-After (CAPACITY_RETRY_SECONDS)."""
-
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_code = "engine_unavailable"
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.wait = float(settings.CAPACITY_RETRY_SECONDS)
+from projects.services.runner import batch_run_now
 
 
 def status_response(project_id: str, request: Request) -> Response:
@@ -80,16 +67,8 @@ class ProcessNextBatchView(APIView):
     )
     @idempotent
     def post(self, request: Request, project_id: str) -> Response:
-        job = jobs.process_start(owner=request_user(request), project_id=project_id, inline=True)
-        outcome = batch_execute(job=job, advance=False)
-        if outcome.unavailable and not outcome.cancelled:
-            raise EngineUnavailableProblem(
-                f"The translation engine is not available ({outcome.unavailable}); "
-                f"{len(outcome.processed)} of {outcome.job.page_count} pages were translated before it stopped."
-            )
-        outcome.job.project.refresh_from_db()
-        body = {**vars(outcome), "project_status": outcome.job.project.status}
-        return Response(BatchRunResultSerializer(body).data)
+        result = batch_run_now(owner=request_user(request), project_id=project_id)
+        return Response(BatchRunResultSerializer(result).data)
 
 
 class RetryView(APIView):
@@ -136,10 +115,7 @@ class StatusReadView(APIView):
 class JobDetailView(APIView):
     @extend_schema(operation_id="get_job", tags=["processing"], responses={200: JobSerializer})
     def get(self, request: Request, job_id: str) -> Response:
-        job = Job.objects.filter(pk=job_id, owner=request_user(request)).first()
-        if job is None:
-            raise NotFound("No such job.")
-        return Response(JobSerializer(job).data)
+        return Response(JobSerializer(selectors.job_get_for_owner(owner=request_user(request), job_id=job_id)).data)
 
 
 class QueueMoveView(APIView):
@@ -153,8 +129,7 @@ class QueueMoveView(APIView):
     def post(self, request: Request, job_id: str) -> Response:
         if not request_user(request).is_staff:
             raise PermissionDenied("Only staff can reorder the queue.")
-        if not Job.objects.filter(pk=job_id).exists():
-            raise NotFound("No such job.")
+        selectors.job_get(job_id=job_id)  # a 404 before the body is read
         data = validated(QueueMoveInputSerializer, request.data)
         return Response(JobSerializer(jobs.queue_move(job_id=job_id, **data)).data)
 

@@ -73,3 +73,17 @@ def page_counts(*, project: Project) -> dict[str, int]:
 def job_in_flight(*, project: Project) -> Job | None:
     """The book's batch that is queued or running, if any (at most one)."""
     return project.jobs.filter(status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).first()
+
+
+def job_get_for_owner(*, owner: User, job_id: uuid.UUID | str) -> Job:
+    """The owner's job; someone else's is NotFound, exactly like a missing one."""
+    return job_get(job_id=job_id, owner=owner)
+
+
+def job_get(*, job_id: uuid.UUID | str, owner: User | None = None) -> Job:
+    """A job by id (of `owner` when given); NotFound otherwise."""
+    jobs = Job.objects.all() if owner is None else Job.objects.filter(owner=owner)
+    try:
+        return jobs.get(pk=job_id)
+    except (Job.DoesNotExist, ValueError, ValidationError):
+        raise NotFound("No such job.") from None

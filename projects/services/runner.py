@@ -38,6 +38,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 from django.db.models import F
 from django.utils import timezone
 
+from accounts.models import User
 from core.metrics import engine_translate_observed, page_outcome_count
 from core.money import exact_sum
 from projects.events import job_finished_publish
@@ -50,6 +51,7 @@ from projects.services.jobs import (
     job_dispatch,
     job_hand_back,
     ladder_advance,
+    process_start,
     project_status_set,
     working_status,
 )
@@ -64,6 +66,7 @@ from translation.engines import (
     model_status_forget,
 )
 from translation.engines.markup import prose_of
+from translation.errors import BatchEngineUnavailable
 from translation.languages import language_detect
 from wallet.models import CauseType, Hold
 
@@ -90,6 +93,40 @@ class BatchOutcome:
     unavailable: str = ""
     superseded: bool = False
     reason: str = ""  # why a batch ended early (goes on the job and the ledger entries)
+
+
+@dataclass(frozen=True)
+class BatchRunResult:
+    """A batch run at once, in the request (POST process-next-batch)."""
+
+    job: Job
+    processed: list[Page]
+    failed: list[Page]
+    measured_usd: Decimal
+    project_status: str
+
+
+def batch_run_now(*, owner: User, project_id: uuid.UUID | str) -> BatchRunResult:
+    """Starts the book's next batch and runs it in this process, to the end (manual and
+    admin use; the next rung is not queued). An engine outage that stopped it raises
+    BatchEngineUnavailable once the batch has ended: the pages it finished are kept and
+    charged, the rest of the hold released."""
+    job = process_start(owner=owner, project_id=project_id, inline=True)
+    outcome = batch_execute(job=job, advance=False)
+    if outcome.unavailable and not outcome.cancelled:
+        error = BatchEngineUnavailable(
+            f"The translation engine is not available ({outcome.unavailable}); "
+            f"{len(outcome.processed)} of {outcome.job.page_count} pages were translated before it stopped."
+        )
+        error.retry_after_seconds = max(1, int(settings.CAPACITY_RETRY_SECONDS + 0.999))
+        raise error
+    return BatchRunResult(
+        job=outcome.job,
+        processed=outcome.processed,
+        failed=outcome.failed,
+        measured_usd=outcome.measured_usd,
+        project_status=Project.objects.values_list("status", flat=True).get(pk=outcome.job.project_id),
+    )
 
 
 class _Heartbeat:

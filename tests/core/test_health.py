@@ -17,7 +17,7 @@ def closed_port() -> int:
 @pytest.fixture
 def echo_engine(settings):
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
 
 
 def test_healthz_answers_ok_without_touching_the_database(api_client):
@@ -60,7 +60,7 @@ def test_readyz_is_503_naming_redis_when_the_broker_does_not_answer(api_client, 
 
 @pytest.mark.django_db
 def test_readyz_stays_ready_while_the_engine_is_not(api_client, settings, local_storage, echo_engine):
-    settings.ECHO_ENGINE_UNAVAILABLE = True
+    settings.TRANSLATION_ENGINE_OPTIONS = {"unavailable": True}
 
     response = api_client.get("/readyz")
 

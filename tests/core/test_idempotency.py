@@ -258,7 +258,7 @@ def running_claim_of(user) -> None:  # type: ignore[no-untyped-def]
 def slow_book(user, settings, local_storage):  # type: ignore[no-untyped-def]
     """A 10-page book and credit for it; the echo engine takes a second a page."""
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_DELAY_SECONDS = 1.0
+    settings.TRANSLATION_ENGINE_OPTIONS = {"delay_seconds": 1.0}
     project = ProjectFactory(owner=user)
     pages_add(project, 10, text_layer="A page of text. " * 20, has_text_layer=True)
     credit(user)

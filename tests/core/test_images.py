@@ -8,7 +8,7 @@ import warnings
 import pytest
 from PIL import Image
 
-from core.errors import ServiceError
+from core.errors import Conflict, ServiceError
 from core.images import (
     ImageDamaged,
     ImageLimits,
@@ -134,4 +134,4 @@ def test_decoding_errors_inside_image_errors_are_refusals_and_a_callers_own_pass
         opened.load()
 
     with pytest.raises(ServiceError, match="the caller's"), image_errors():
-        raise ServiceError("the caller's", code="file_corrupt")
+        raise Conflict("the caller's")

@@ -191,8 +191,7 @@ def test_a_job_queued_by_an_api_call_carries_the_calls_request_id_into_the_worke
     settings, json_log, user, auth_client
 ):
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_FAIL_PAGES = []
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
     project = ProjectFactory(owner=user)
     pages_add(project, 1, text_layer="The quick brown fox jumps over the lazy dog. " * 20, has_text_layer=True)
     wallet_credit(user=user, amount=Decimal(5), kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id="seed")

@@ -41,8 +41,7 @@ def metrics_on(settings):
 def echo_engine(settings):
     settings.TRANSLATION_ENGINE = "echo"
     settings.ENGINE_CONCURRENCY = 2
-    settings.ECHO_ENGINE_FAIL_PAGES = []
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
 
 
 def assert_metrics_page(response) -> None:  # type: ignore[no-untyped-def]

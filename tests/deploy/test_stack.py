@@ -20,7 +20,7 @@ from accounts.models import User
 from projects.models import JobStatus, PageStatus, Project
 from tests.deploy.local import assert_process_answers, healthcheck_argv, local_argv, local_env, started
 from tests.deploy.stack import REPO_ROOT, Service, node_of
-from tests.e2e.processes import Services, free_port, wait_until
+from tests.e2e.processes import Services, book_create, free_port, wait_until
 from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Receiver, running_receiver
 from wallet.models import EntryKind
@@ -115,11 +115,7 @@ def test_a_book_is_normalized_and_exported_on_the_cpu_worker_and_translated_on_t
     owner = User.objects.get(email="operator@example.com")
     wallet_credit(user=owner, amount=Decimal(20), kind=EntryKind.ADJUSTMENT, cause_type="operator", cause_id="deploy")
     book = pdf_bytes(PAGES, text=lambda n: f"Chapter {n} begins here with a few words of plain text " * 5)
-    uploaded = api.post("/v1/uploads", files={"file": ("book.pdf", book, "application/pdf")})
-    assert uploaded.status_code == 200, uploaded.text
-    created = api.post("/v1/projects", json={"uploadKey": uploaded.json()["uploadKey"], "targetLanguageCode": "fr"})
-    assert created.status_code == 201, created.text
-    project_id = created.json()["id"]
+    project_id = book_create(api, book)
     normalizing = api.post(f"/v1/projects/{project_id}/normalize")
     assert normalizing.json()["normalization"]["state"] == "queued", normalizing.text
 

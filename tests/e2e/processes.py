@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+import httpx
 from django.conf import settings
 from django.db import connection
 
@@ -185,3 +186,13 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}\n{services.logs()}")
         time.sleep(every)
+
+
+def book_create(api: httpx.Client, book: bytes, *, file_name: str = "book.pdf", target: str = "fr") -> str:
+    """Uploads the PDF and makes a project of it, into the target language, through the
+    API the client speaks to; the project's id."""
+    uploaded = api.post("/v1/uploads", files={"file": (file_name, book, "application/pdf")})
+    assert uploaded.status_code == 200, uploaded.text
+    created = api.post("/v1/projects", json={"uploadKey": uploaded.json()["uploadKey"], "targetLanguageCode": target})
+    assert created.status_code == 201, created.text
+    return str(created.json()["id"])

@@ -16,7 +16,7 @@ from websockets.sync.client import ClientConnection, connect
 from accounts.models import User
 from accounts.services.users import token_issue
 from projects.models import Job, JobStatus, Project
-from tests.e2e.processes import Services, wait_until
+from tests.e2e.processes import Services, book_create, wait_until
 from tests.factories import UserFactory
 from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Receiver, running_receiver
@@ -78,11 +78,7 @@ def test_a_translated_book_sends_the_same_events_in_order_to_its_webhook_and_its
         topped_up = api.post("/v1/wallet/top-up", json={"amount": 20, "method": "manual"})
         assert topped_up.json()["status"] == "confirmed", topped_up.text
         book = pdf_bytes(PAGES, text=lambda n: f"Page {n} of a short book about lighthouses and their keepers. " * 4)
-        uploaded = api.post("/v1/uploads", files={"file": ("lights.pdf", book, "application/pdf")})
-        assert uploaded.status_code == 200, uploaded.text
-        created = api.post("/v1/projects", json={"uploadKey": uploaded.json()["uploadKey"], "targetLanguageCode": "fr"})
-        assert created.status_code == 201, created.text
-        project_id = created.json()["id"]
+        project_id = book_create(api, book, file_name="lights.pdf")
         normalized = api.post(f"/v1/projects/{project_id}/normalize")
         assert normalized.status_code == 200, normalized.text
         processing = api.post(f"/v1/projects/{project_id}/process")

@@ -13,7 +13,7 @@ from django.db.models import Sum
 from accounts.models import User
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
 from projects.services import jobs
-from tests.e2e.processes import Services, wait_until
+from tests.e2e.processes import Services, book_create, wait_until
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from tests.support.pdfs import pdf_bytes
 from tests.wallet.helpers import assert_wallet_invariants
@@ -58,11 +58,7 @@ def test_a_book_goes_from_upload_to_complete_through_the_server_and_a_worker(ser
     topped_up = api.post("/v1/wallet/top-up", json={"amount": 20, "method": "manual"})
     assert topped_up.json()["status"] == "confirmed", topped_up.text
     book = pdf_bytes(8, text=lambda n: f"Chapter {n} begins here with a few words of plain text " * 5)
-    uploaded = api.post("/v1/uploads", files={"file": ("book.pdf", book, "application/pdf")})
-    assert uploaded.status_code == 200, uploaded.text
-    created = api.post("/v1/projects", json={"uploadKey": uploaded.json()["uploadKey"], "targetLanguageCode": "fr"})
-    assert created.status_code == 201, created.text
-    project_id = created.json()["id"]
+    project_id = book_create(api, book)
     normalized = api.post(f"/v1/projects/{project_id}/normalize")
     assert (normalized.status_code, len(normalized.json()["pages"])) == (200, 8), normalized.text
 
@@ -105,7 +101,7 @@ def test_a_worker_killed_mid_batch_loses_no_page_and_the_batch_is_charged_once(s
     # heartbeat and reaper so that the dead worker's job is requeued within seconds.
     worker_env = {
         "ENGINE_CONCURRENCY": 2,
-        "ECHO_ENGINE_DELAY_SECONDS": 0.3,
+        "TRANSLATION_ENGINE_OPTIONS": '{"delay_seconds": 0.3}',
         "JOB_HEARTBEAT_SECONDS": 1,
         "JOB_STALE_SECONDS": 3,
     }
@@ -201,9 +197,7 @@ def test_a_book_past_the_inline_limit_is_translated_while_its_pages_are_still_be
     api.headers["Authorization"] = f"Bearer {registered.json()['token']}"
     assert api.post("/v1/wallet/top-up", json={"amount": 50, "method": "manual"}).status_code == 200
     book = pdf_bytes(60, text=lambda n: f"Chapter {n} opens with a line about the harbour and the ships " * 4)
-    uploaded = api.post("/v1/uploads", files={"file": ("long.pdf", book, "application/pdf")})
-    created = api.post("/v1/projects", json={"uploadKey": uploaded.json()["uploadKey"], "targetLanguageCode": "de"})
-    project_id = created.json()["id"]
+    project_id = book_create(api, book, file_name="long.pdf", target="de")
 
     normalized = api.post(f"/v1/projects/{project_id}/normalize")
     assert (normalized.status_code, normalized.json()["status"]) == (200, "Calibrating"), normalized.text

@@ -330,7 +330,7 @@ def test_a_real_manual_gets_nested_sections_that_lead_to_their_headings(user, au
     except FileNotFoundError as missing:
         pytest.skip(str(missing))
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_FAIL_PAGES = []
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
     credit(user, "50")
     project_id = book_from_upload(
         auth_client, pdf_window(source, 8, 16, tmp_path / "bzip2.pdf").read_bytes(), target="es"

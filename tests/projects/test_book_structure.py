@@ -74,7 +74,7 @@ def test_a_manual_comes_back_as_a_book_without_its_furniture_with_headings_and_c
     user, auth_client, settings, manual, tmp_path
 ):
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_FAIL_PAGES = []
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
     credit(user, "50")
     project_id = _book(auth_client, manual, target="es")
     pages = list(Project.objects.get(pk=project_id).pages.order_by("index"))
@@ -129,7 +129,7 @@ def test_the_local_engine_translates_the_prose_and_keeps_the_code(user, auth_cli
 
 def test_a_book_named_after_its_file_is_exported_under_its_own_title(user, auth_client, settings, manual):
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_FAIL_PAGES = []
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
     credit(user, "50")
     # The window's first page's first heading (the manual's metadata has no title).
     project_id = _book(auth_client, manual, target="es")

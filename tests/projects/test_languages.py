@@ -3,7 +3,7 @@ page) and the batch quote refuse what the engine cannot translate, so that proce
 never the first to say so; a book whose pages turn out to be in a language the engine
 cannot translate ends saying so, without inviting a retry that would fail again.
 
-The echo engine stands in for an engine with few pairs (ECHO_ENGINE_PAIRS); the local
+The echo engine stands in for an engine with few pairs (TRANSLATION_ENGINE_OPTIONS pairs); the local
 engine (real Apertium) is run too."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ ENGLISH = "The cat is on the table and the dog is in the garden, but the house i
 def english_spanish_engine(settings):
     """The echo engine translating only English <-> Spanish, like `make run`'s local engine."""
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_PAIRS = ["en-es", "es-en"]
+    settings.TRANSLATION_ENGINE_OPTIONS = {"pairs": ["en-es", "es-en"]}
 
 
 def created(client, **fields):  # type: ignore[no-untyped-def]
@@ -84,7 +84,7 @@ def test_patch_refuses_a_target_or_an_override_the_engine_cannot_do_and_changes_
 
 
 def test_a_new_target_is_checked_against_each_pages_own_source_language(auth_client, settings):
-    settings.ECHO_ENGINE_PAIRS = ["en-es", "es-en", "es-pt"]
+    settings.TRANSLATION_ENGINE_OPTIONS = {"pairs": ["en-es", "es-en", "es-pt"]}
     project_id = created(auth_client, targetLanguageCode="es").json()["id"]
     pages = auth_client.post(f"/v1/projects/{project_id}/normalize").json()["pages"]
     page_url = f"/v1/projects/{project_id}/pages/{pages[1]['id']}"
@@ -113,7 +113,7 @@ def test_the_batch_quote_says_a_book_the_engine_cannot_translate_cannot_start(us
     pages_add(project, 3, text_layer=ENGLISH, has_text_layer=True)
     credit(user, "5")
     startable = auth_client.get(f"/v1/projects/{project.pk}/batch-quote").json()
-    settings.ECHO_ENGINE_PAIRS = ["en-es", "es-en"]  # the engine changed since the book was made
+    settings.TRANSLATION_ENGINE_OPTIONS = {"pairs": ["en-es", "es-en"]}  # the engine changed since the book was made
 
     quote = auth_client.get(f"/v1/projects/{project.pk}/batch-quote").json()
     process = auth_client.post(f"/v1/projects/{project.pk}/process")
@@ -161,7 +161,7 @@ def test_a_book_whose_engine_lost_its_pair_mid_way_fails_saying_so_and_asks_for_
     pages_add(project, 3, text_layer=ENGLISH, has_text_layer=True)
     credit(user, "5")
     assert auth_client.post(f"/v1/projects/{project.pk}/process").status_code == 202
-    settings.ECHO_ENGINE_PAIRS = ["en-es", "es-en"]  # reconfigured while the first batch waited
+    settings.TRANSLATION_ENGINE_OPTIONS = {"pairs": ["en-es", "es-en"]}  # reconfigured while the first batch waited
 
     run_worker()
     status = auth_client.get(f"/v1/projects/{project.pk}/status").json()

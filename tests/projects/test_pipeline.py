@@ -26,8 +26,7 @@ PAGES = 6
 def _small_tasks(settings):
     """Books over 2 pages render on a worker, 3 pages a task, on the echo engine."""
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_FAIL_PAGES = []
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
     settings.NORMALIZE_INLINE_MAX_PAGES = 2
     settings.NORMALIZE_TASK_PAGES = 3
 

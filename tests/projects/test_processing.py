@@ -40,8 +40,7 @@ pytestmark = pytest.mark.django_db
 def _echo_engine(settings):
     settings.TRANSLATION_ENGINE = "echo"
     settings.ENGINE_CONCURRENCY = 4
-    settings.ECHO_ENGINE_FAIL_PAGES = []
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
 
 
 def credit(user, amount: str, cause: str = "seed") -> None:  # type: ignore[no-untyped-def]
@@ -208,8 +207,7 @@ def test_a_book_paused_for_credit_with_auto_top_up_on_is_waiting_not_blocked(use
 
 
 def test_a_page_that_keeps_failing_ends_completed_with_errors_after_three_attempts(user, auth_client, settings):
-    settings.ECHO_ENGINE_FAIL_PAGES = [3]
-    settings.ECHO_ENGINE_FAIL_ATTEMPTS = 0  # always
+    settings.TRANSLATION_ENGINE_OPTIONS = {"fail_pages": [3], "fail_attempts": 0}  # always
     project = book(user, pages=6)
     credit(user, "5")
     process_to_the_end(auth_client, project)
@@ -223,8 +221,7 @@ def test_a_page_that_keeps_failing_ends_completed_with_errors_after_three_attemp
 
 
 def test_a_page_that_fails_once_is_retried_by_itself(user, auth_client, settings):
-    settings.ECHO_ENGINE_FAIL_PAGES = [2]
-    settings.ECHO_ENGINE_FAIL_ATTEMPTS = 1
+    settings.TRANSLATION_ENGINE_OPTIONS = {"fail_pages": [2], "fail_attempts": 1}
     project = book(user, pages=6)
     credit(user, "5")
     process_to_the_end(auth_client, project)
@@ -247,7 +244,9 @@ def test_cancelling_a_queued_batch_releases_its_hold(user, auth_client):
 
 def test_cancelling_a_running_batch_stops_at_the_next_page_and_charges_only_finished_pages(user, auth_client, settings):
     settings.ENGINE_CONCURRENCY = 1
-    settings.ECHO_ENGINE_DELAY_SECONDS = 0.2  # so that pages are still waiting when the cancel is seen
+    settings.TRANSLATION_ENGINE_OPTIONS = {
+        "delay_seconds": 0.2
+    }  # so that pages are still waiting when the cancel is seen
     project = book(user, pages=40)
     credit(user, "5")
     auth_client.post(f"/v1/projects/{project.pk}/process")
@@ -298,7 +297,7 @@ def test_a_job_whose_worker_died_is_requeued_and_finished_with_every_page_once(u
 def test_an_engine_that_is_down_pauses_the_book_until_it_is_back(user, auth_client, settings):
     project = book(user, pages=10)
     credit(user, "5")
-    settings.ECHO_ENGINE_UNAVAILABLE = True
+    settings.TRANSLATION_ENGINE_OPTIONS = {"unavailable": True}
     auth_client.post(f"/v1/projects/{project.pk}/process")
     job_run_next()
     project.refresh_from_db()
@@ -308,7 +307,7 @@ def test_an_engine_that_is_down_pauses_the_book_until_it_is_back(user, auth_clie
     assert project.pages.get(index=1).attempts == 0
     status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
     assert (status["waitingOn"], status["gpu"], status["phase"]) == ("gpu_warmup", "starting", "waiting")
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
     assert run_worker() == 0  # not before CAPACITY_RETRY_SECONDS
     settings.CAPACITY_RETRY_SECONDS = 0
     run_worker()

@@ -140,7 +140,7 @@ CASES = [
 @pytest.mark.parametrize(("state", "setup", "engine_down", "expected"), CASES)
 def test_every_state_says_where_the_book_stands(user, auth_client, settings, state, setup, engine_down, expected):
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_UNAVAILABLE = engine_down
+    settings.TRANSLATION_ENGINE_OPTIONS = {"unavailable": engine_down}
     project = ProjectFactory(owner=user, status=state)
     pages_add(project, 4)
     project.pages.filter(index__lte=2).update(status=PageStatus.APPROVED)

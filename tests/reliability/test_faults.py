@@ -42,7 +42,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db
 PAGE_TEXT = "The quick brown fox jumps over the lazy dog near the old river bank. " * 4
 CREDIT = Decimal(5)
 # Slow pages (0.3 s, two at a time) so a batch runs long enough to be hit; a quick heartbeat.
-SLOW_WORKER = {"ENGINE_CONCURRENCY": 2, "ECHO_ENGINE_DELAY_SECONDS": 0.3, "JOB_HEARTBEAT_SECONDS": 1}
+SLOW_WORKER = {
+    "ENGINE_CONCURRENCY": 2,
+    "TRANSLATION_ENGINE_OPTIONS": '{"delay_seconds": 0.3}',
+    "JOB_HEARTBEAT_SECONDS": 1,
+}
 DEADLINE = 90.0
 
 

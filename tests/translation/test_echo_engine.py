@@ -64,7 +64,7 @@ def test_an_image_page_is_echoed_as_a_marked_note_of_its_size(echo, make_page):
 
 
 def test_pages_set_to_fail_fail_on_their_first_attempt_only(echo, make_page):
-    echo.ECHO_ENGINE_FAIL_PAGES = [3, 7]
+    echo.TRANSLATION_ENGINE_OPTIONS = {"fail_pages": [3, 7]}
     engine = engine_get()
     page_three, page_four = make_page(index=3), make_page(index=4)
 
@@ -80,8 +80,7 @@ def test_pages_set_to_fail_fail_on_their_first_attempt_only(echo, make_page):
 
 
 def test_with_zero_fail_attempts_the_pages_always_fail(echo, make_page):
-    echo.ECHO_ENGINE_FAIL_PAGES = [2]
-    echo.ECHO_ENGINE_FAIL_ATTEMPTS = 0
+    echo.TRANSLATION_ENGINE_OPTIONS = {"fail_pages": [2], "fail_attempts": 0}
     page = make_page(index=2)
 
     for _ in range(3):
@@ -90,7 +89,7 @@ def test_with_zero_fail_attempts_the_pages_always_fail(echo, make_page):
 
 
 def test_blank_pages_come_back_empty_and_fail_the_completeness_check(echo, make_page):
-    echo.ECHO_ENGINE_BLANK_PAGES = [5]
+    echo.TRANSLATION_ENGINE_OPTIONS = {"blank_pages": [5]}
     page = make_page(index=5)
 
     result = engine_get().translate(page)
@@ -100,7 +99,7 @@ def test_blank_pages_come_back_empty_and_fail_the_completeness_check(echo, make_
 
 
 def test_an_unavailable_echo_engine_reads_starting_and_makes_pages_wait(echo, make_page):
-    echo.ECHO_ENGINE_UNAVAILABLE = True
+    echo.TRANSLATION_ENGINE_OPTIONS = {"unavailable": True}
 
     with pytest.raises(EngineUnavailable):
         engine_get().translate(make_page())
@@ -129,7 +128,7 @@ def test_any_of_the_target_languages_is_supported_and_nothing_else(echo):
 def test_the_engine_is_built_once_per_process_and_again_when_its_settings_change(echo):
     first = engine_get()
     again = engine_get()
-    echo.ECHO_ENGINE_DELAY_SECONDS = 0.5
+    echo.TRANSLATION_ENGINE_OPTIONS = {"delay_seconds": 0.5}
     changed = engine_get()
 
     assert first is again

@@ -33,7 +33,7 @@ def test_the_echo_engine_translates_any_source_into_every_target_and_reads_no_im
 
 
 def test_an_engine_with_few_pairs_lists_them_and_only_the_targets_they_reach(api_client, settings):
-    settings.ECHO_ENGINE_PAIRS = ["en-es", "es-en", "es-pt", "ca-es", "en-xx"]
+    settings.TRANSLATION_ENGINE_OPTIONS = {"pairs": ["en-es", "es-en", "es-pt", "ca-es", "en-xx"]}
 
     engine = api_client.get("/v1/languages").json()["engine"]
 

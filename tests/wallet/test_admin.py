@@ -18,9 +18,9 @@ from core.errors import ServiceError
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
+from wallet.errors import RefundExists
 from wallet.models import EntryKind, LedgerEntry, RedeemBatch, RedeemCode, TopUp, Wallet
 from wallet.services.ledger import (
-    RefundExists,
     batch_charge_refund,
     hold_place,
     hold_settle,

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _echo_engine(settings, local_storage):  # type: ignore[no-untyped-def]
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
 
 
 def costly_book(owner, *, status: str = ProjectStatus.PROCESSING) -> Project:  # type: ignore[no-untyped-def]

@@ -9,8 +9,9 @@ import pytest
 from projects.models import PageStatus, Project
 from projects.selectors.billing import next_batch_pages, project_batch_gate
 from tests.factories import ProjectFactory, pages_add
+from wallet.errors import InsufficientCredit
 from wallet.models import EntryKind, Wallet
-from wallet.services.ledger import InsufficientCredit, hold_place, hold_settle, wallet_credit
+from wallet.services.ledger import hold_place, hold_settle, wallet_credit
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,9 @@ import pytest
 from django.db import connection
 
 from tests.wallet.helpers import assert_wallet_invariants
+from wallet.errors import InsufficientCredit
 from wallet.models import Hold, HoldState, Wallet
-from wallet.services.ledger import InsufficientCredit, hold_place, hold_release, hold_settle, wallet_credit
+from wallet.services.ledger import hold_place, hold_release, hold_settle, wallet_credit
 
 THREADS = 8
 HOLDS_PER_THREAD = 3

@@ -26,8 +26,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _echo_engine(settings, local_storage):  # type: ignore[no-untyped-def]
     settings.TRANSLATION_ENGINE = "echo"
-    settings.ECHO_ENGINE_FAIL_PAGES = []
-    settings.ECHO_ENGINE_UNAVAILABLE = False
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
     settings.DEVELOPMENT_DEPLOYMENT = True
 
 

@@ -24,10 +24,9 @@ from hypothesis.stateful import (
 from core.errors import ServiceError, ValidationFailed
 from tests.factories import UserFactory
 from tests.wallet.helpers import assert_wallet_invariants
+from wallet.errors import InsufficientCredit, RedeemRejected, RefundExists
 from wallet.models import EntryKind, Hold, HoldState, LedgerEntry
 from wallet.services.ledger import (
-    InsufficientCredit,
-    RefundExists,
     batch_charge_refund,
     hold_place,
     hold_release,
@@ -36,7 +35,7 @@ from wallet.services.ledger import (
     wallet_get_or_create,
     wallet_operator_debit,
 )
-from wallet.services.redeem import RedeemRejected, code_redeem, codes_issue
+from wallet.services.redeem import code_redeem, codes_issue
 
 amounts = st.decimals(min_value=Decimal(1), max_value=Decimal(100), places=6)
 hold_amounts = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(20), places=6)

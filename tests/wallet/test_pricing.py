@@ -12,9 +12,10 @@ from projects.models import PageStatus, Project
 from projects.selectors.billing import next_batch_pages, project_batch_gate, project_batch_quote
 from tests.factories import ProjectFactory, pages_add
 from tests.support.problems import assert_problem
+from wallet.errors import InsufficientCredit
 from wallet.models import EntryKind, Wallet
 from wallet.selectors.pricing import PriceTier, price_tiers, tier_for
-from wallet.services.ledger import InsufficientCredit, hold_place, hold_settle, wallet_credit
+from wallet.services.ledger import hold_place, hold_settle, wallet_credit
 from wallet.services.preferences import spending_ceiling_set
 
 pytestmark = pytest.mark.django_db

@@ -9,10 +9,10 @@ from django.db import IntegrityError, transaction
 
 from core.errors import ServiceError, ValidationFailed
 from tests.wallet.helpers import assert_wallet_invariants
+from wallet.errors import InsufficientCredit
 from wallet.models import EntryKind, Hold, HoldState, LedgerEntry, Wallet
 from wallet.selectors.wallet import ledger_for_owner, wallet_view_for
 from wallet.services.ledger import (
-    InsufficientCredit,
     hold_place,
     hold_release,
     hold_settle,

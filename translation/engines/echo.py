@@ -2,12 +2,12 @@
 behind a visible marker (`[echo → fr]`), so its output can never pass for a translation,
 counts tokens from words and prices them at the configured rates.
 
-Knobs (settings): ECHO_ENGINE_DELAY_SECONDS per page; ECHO_ENGINE_FAIL_PAGES fail (a
-retryable EngineError) on their first ECHO_ENGINE_FAIL_ATTEMPTS attempts in this process
-(0: always); ECHO_ENGINE_BLANK_PAGES come back empty (the completeness check fails them);
-ECHO_ENGINE_UNAVAILABLE reads as starting and refuses every page with EngineUnavailable;
-ECHO_ENGINE_PAIRS (`en-es,es-en`; empty: any source into any target) restricts the pairs
-it translates, as the local engine's installed pairs do: a page detected in a language
+Its options (TRANSLATION_ENGINE_OPTIONS, the keyword arguments below): `delay_seconds`
+per page; `fail_pages` fail (a retryable EngineError) on their first `fail_attempts`
+attempts in this process (0: always); `blank_pages` come back empty (the completeness
+check fails them); `unavailable` reads as starting and refuses every page with
+EngineUnavailable; `pairs` (`["en-es", "es-en"]`; empty: any source into any target)
+restricts the pairs it translates, as the local engine's installed pairs do: a page detected in a language
 without a pair fails with PageLanguageUnsupported. It reads no page images (no OCR).
 """
 
@@ -56,7 +56,7 @@ def _marked(marker: str, text: str) -> str:
 
 
 def echo_pairs_parse(pairs: Iterable[str]) -> list[tuple[str, str]]:
-    """ECHO_ENGINE_PAIRS (`en-es`, `es-en`, ...) as (source, target) pairs."""
+    """The `pairs` option (`en-es`, `es-en`, ...) as (source, target) pairs."""
     parsed = [pair.strip().partition("-") for pair in pairs]
     return [(source, target) for source, _, target in parsed if source and target]
 
@@ -98,7 +98,10 @@ class EchoEngine:
     def status(self) -> EngineStatus:
         if self.unavailable:
             return EngineStatus(
-                state=ModelState.STARTING, engine=self.name, model=MODEL, detail="ECHO_ENGINE_UNAVAILABLE is set."
+                state=ModelState.STARTING,
+                engine=self.name,
+                model=MODEL,
+                detail="The echo engine is set to be unavailable.",
             )
         return EngineStatus(
             state=ModelState.READY, engine=self.name, model=MODEL, detail="The echo engine (no real translation)."
@@ -112,7 +115,7 @@ class EchoEngine:
 
     def translate(self, page: PageInput) -> PageResult:
         if self.unavailable:
-            raise EngineUnavailable("The echo engine is set to be unavailable (ECHO_ENGINE_UNAVAILABLE).")
+            raise EngineUnavailable("The echo engine is set to be unavailable (its `unavailable` option).")
         if self.delay_seconds > 0:
             time.sleep(self.delay_seconds)
         self._failure_raise(page)
@@ -153,4 +156,4 @@ class EchoEngine:
             if self.fail_attempts and failed >= self.fail_attempts:
                 return
             self._failures[page.page_id] += 1
-        raise EngineError(f"The echo engine fails page {page.index} on purpose (ECHO_ENGINE_FAIL_PAGES).")
+        raise EngineError(f"The echo engine fails page {page.index} on purpose (its `fail_pages` option).")

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.errors import ServiceError
-from projects.intake.poppler import poppler_run, poppler_tool
+from projects.errors import FileCorrupt
+from projects.intake.poppler import pdftohtml_xml, pdftotext_bbox_layout, poppler_problems
 
 LAYOUT_VERSION = 1
 # pdftohtml writes whole pixels at its zoom; 3 (its largest) puts a run's edges within a
@@ -142,32 +142,15 @@ def pdf_layouts(path: Path, *, first: int, last: int) -> list[dict[str, Any]]:
     A page without a text layer has `{}`. Raises ServiceError (file_corrupt, pdf_encrypted)
     when poppler cannot read the pages or their count does not match.
     """
-    path = path.absolute()  # never a name a tool could read as an option
-    pages = ["-f", str(first), "-l", str(last), str(path)]
-    structure = poppler_run(
-        [poppler_tool("pdftotext"), "-bbox-layout", "-enc", "UTF-8", *pages, "-"], what="pdftotext -bbox-layout"
-    )
-    fonts = poppler_run(
-        [
-            poppler_tool("pdftohtml"),
-            "-xml",
-            "-i",
-            "-hidden",
-            "-q",
-            "-fontfullname",
-            "-zoom",
-            str(_FONTS_ZOOM),
-            "-stdout",
-            *pages,
-        ],
-        what="pdftohtml",
-    )
+    with poppler_problems("pdftotext -bbox-layout"):
+        structure = pdftotext_bbox_layout(path, first=first, last=last)
+    with poppler_problems("pdftohtml"):
+        fonts = pdftohtml_xml(path, first=first, last=last, zoom=_FONTS_ZOOM)
     parsed = _structure_parse(structure)
     expected = last - first + 1
     if len(parsed) != expected:
-        raise ServiceError(
+        raise FileCorrupt(
             f"The layout of pages {first}-{last} does not match the page count ({len(parsed)} of {expected}).",
-            code="file_corrupt",
         )
     runs = _runs_parse(fonts)
     return [_page_layout(page, runs.get(number, [])) for number, page in enumerate(parsed, start=first)]

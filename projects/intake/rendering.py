@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 import tempfile
 import zipfile
 from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
-from pdf2image import convert_from_path
-from pdf2image.exceptions import PDFPageCountError, PDFPopplerTimeoutError, PDFSyntaxError
 from PIL import Image, ImageOps
 
-from core.errors import ServiceError
 from core.images import (
     ImageLimits,
     ImageRefused,
@@ -36,8 +32,26 @@ from core.images import (
     image_open,
     image_seek,
 )
+from projects.errors import (
+    FileCorrupt,
+    FileTypeUnsupported,
+    ImageOverPixelLimit,
+    PdfEncrypted,
+    PdfNoPages,
+    TooManyPages,
+    ZipEntryUnsupported,
+    ZipTooLarge,
+    ZipUnsafe,
+)
 from projects.intake.layout import pdf_layouts
-from projects.intake.poppler import poppler_run, poppler_tool
+from projects.intake.poppler import (
+    PopplerRefused,
+    PopplerTimedOut,
+    pdfinfo_read,
+    pdftoppm_png_files,
+    pdftotext_pages,
+    poppler_problems,
+)
 from projects.models import SourceKind
 
 # Formats a page image may come in; anything else inside a zip or folder is refused.
@@ -45,12 +59,6 @@ IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "TIFF")
 # Re-encoded images (zip, folder, single image) favour speed over a few percent of size.
 PNG_COMPRESS_LEVEL = 3
 _READ_CHUNK_BYTES = 1024 * 1024
-# pdfinfo prints huge sizes in exponent form ("1e+09 x 1e+09 pts").
-_PAGE_SIZE_LINE = re.compile(
-    r"^Page\s+(\d+)\s+size:\s+([\d.]+(?:e[+-]?\d+)?)\s+x\s+([\d.]+(?:e[+-]?\d+)?)\s+pts", re.MULTILINE
-)
-_PAGES_LINE = re.compile(r"^Pages:\s+(\d+)\s*$", re.MULTILINE)
-_ENCRYPTED_LINE = re.compile(r"^Encrypted:\s+yes", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,7 @@ def pages_render(
         return _folder_pages(path, entries=entries, start_index=start_index)
     if kind == SourceKind.IMAGE:
         return _image_pages(path, name=name, start_index=start_index)
-    raise ServiceError(f"Unknown source kind {kind!r}.", code="file_type_unsupported")
+    raise FileTypeUnsupported(f"Unknown source kind {kind!r}.")
 
 
 def thumbnail_make(png_path: Path) -> bytes:
@@ -183,22 +191,18 @@ def _pdf_chunk(
 
 def _pdf_page_sizes(path: Path) -> list[tuple[float, float]]:
     """Every page's size in points, in order, read by pdfinfo (one call for the whole file)."""
-    info = poppler_run(
-        [poppler_tool("pdfinfo"), "-f", "1", "-l", str(settings.MAX_PAGES + 1), str(path)], what="pdfinfo"
-    )
-    pages = _PAGES_LINE.search(info)
-    count = int(pages.group(1)) if pages else 0
+    with poppler_problems("pdfinfo"):
+        info = pdfinfo_read(path, first=1, last=settings.MAX_PAGES + 1)
+    count = info.pages
     if count == 0:
-        raise ServiceError(code="pdf_no_pages")
+        raise PdfNoPages()
     if count > settings.MAX_PAGES:
-        raise ServiceError(
-            f"The book has {count} pages; at most {settings.MAX_PAGES} are allowed.", code="too_many_pages"
-        )
-    if _ENCRYPTED_LINE.search(info):
-        raise ServiceError("The PDF is encrypted; upload an unprotected copy.", code="pdf_encrypted")
-    sizes = {int(number): (float(width), float(height)) for number, width, height in _PAGE_SIZE_LINE.findall(info)}
+        raise TooManyPages(f"The book has {count} pages; at most {settings.MAX_PAGES} are allowed.")
+    if info.encrypted:
+        raise PdfEncrypted("The PDF is encrypted; upload an unprotected copy.")
+    sizes = info.page_sizes
     if sorted(sizes) != list(range(1, count + 1)):
-        raise ServiceError(f"The PDF says it has {count} pages but describes {len(sizes)}.", code="file_corrupt")
+        raise FileCorrupt(f"The PDF says it has {count} pages but describes {len(sizes)}.")
     return [sizes[number] for number in range(1, count + 1)]
 
 
@@ -208,78 +212,39 @@ def _pixels_check(sizes: list[tuple[float, float]], first: int, last: int) -> No
         width, height = sizes[number - 1]
         pixels = round(width * scale) * round(height * scale)
         if pixels > settings.IMAGE_MAX_PIXELS:
-            raise ServiceError(
+            raise ImageOverPixelLimit(
                 f"Page {number} is {width:.0f} x {height:.0f} points: too large to render at "
                 f"{settings.RENDER_DPI} dpi.",
-                code="image_too_large",
             )
 
 
 def _pdf_chunk_render(path: Path, folder: Path, first: int, last: int) -> dict[int, Path]:
     """Pages first..last as PNG files in `folder`, by page number; every page or an error."""
     try:
-        paths = convert_from_path(
-            str(path),
-            dpi=settings.RENDER_DPI,
-            first_page=first,
-            last_page=last,
-            output_folder=str(folder),
-            paths_only=True,
-            fmt="png",
-            thread_count=settings.NORMALIZE_THREADS,
-            timeout=settings.PDF_TOOL_TIMEOUT_SECONDS,
+        images = pdftoppm_png_files(
+            path, folder, first=first, last=last, dpi=settings.RENDER_DPI, processes=settings.NORMALIZE_THREADS
         )
-    except PDFPopplerTimeoutError as error:
-        raise ServiceError(f"Rendering pages {first}-{last} took too long.", code="file_corrupt") from error
-    except (PDFPageCountError, PDFSyntaxError) as error:  # a file poppler cannot read
-        raise ServiceError(f"Pages {first}-{last} could not be rendered: {error}", code="file_corrupt") from error
-    images: dict[int, Path] = {}
-    for name in cast(list[str], paths):  # paths_only=True: file names, not images
-        file = Path(name)
-        number = file.stem.rsplit("-", 1)[-1]
-        if number.isdigit():
-            images[int(number)] = file
+    except PopplerTimedOut as error:
+        raise FileCorrupt(f"Rendering pages {first}-{last} took too long.") from error
+    except PopplerRefused as error:
+        raise FileCorrupt(f"Pages {first}-{last} could not be rendered: {error}") from error
     missing = [number for number in range(first, last + 1) if number not in images]
     if missing:
         for file in images.values():
             file.unlink(missing_ok=True)
-        raise ServiceError(f"Page {missing[0]} of the PDF could not be rendered.", code="file_corrupt")
+        raise FileCorrupt(f"Page {missing[0]} of the PDF could not be rendered.")
     return images
-
-
-# A crop far wider than any page: pdftotext then keeps text set past the page's right edge
-# (a listing's long line), which it drops without one.
-_WHOLE_PAGE = ["-x", "0", "-y", "0", "-W", "10000", "-H", "10000"]
 
 
 def _pdf_chunk_text(path: Path, first: int, last: int) -> list[str]:
     """The text layer of pages first..last ("" for a page without one), with what is set
     past a page's right edge."""
-    output = poppler_run(
-        [
-            poppler_tool("pdftotext"),
-            "-layout",
-            *_WHOLE_PAGE,
-            "-enc",
-            "UTF-8",
-            "-f",
-            str(first),
-            "-l",
-            str(last),
-            str(path),
-            "-",
-        ],
-        what="pdftotext",
-    )
-    # pdftotext ends every page with a form feed.
-    pages = output.split("\f")
-    if pages and not pages[-1].strip():
-        pages.pop()
+    with poppler_problems("pdftotext"):
+        pages = pdftotext_pages(path, first=first, last=last)
     expected = last - first + 1
     if len(pages) != expected:
-        raise ServiceError(
+        raise FileCorrupt(
             f"The text of pages {first}-{last} does not match the page count ({len(pages)} of {expected}).",
-            code="file_corrupt",
         )
     return [page.rstrip() for page in pages]
 
@@ -302,19 +267,19 @@ def _zip_entry_read(archive: zipfile.ZipFile, entry: str) -> bytes:
     try:
         info = archive.getinfo(entry)
     except KeyError as error:
-        raise ServiceError(f"The zip has no entry {entry!r}.", code="file_corrupt") from error
+        raise FileCorrupt(f"The zip has no entry {entry!r}.") from error
     declared = info.file_size
     if declared > settings.ZIP_MAX_UNCOMPRESSED_BYTES:
-        raise ServiceError(f"{entry} is larger than allowed.", code="zip_too_large")
+        raise ZipTooLarge(f"{entry} is larger than allowed.")
     buffer = io.BytesIO()
     try:
         with archive.open(info) as stream:
             while chunk := stream.read(min(_READ_CHUNK_BYTES, declared + 1 - buffer.tell())):
                 buffer.write(chunk)
                 if buffer.tell() > declared:
-                    raise ServiceError(f"{entry} unpacks to more than it declares.", code="zip_too_large")
+                    raise ZipTooLarge(f"{entry} unpacks to more than it declares.")
     except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise ServiceError(f"{entry} could not be read from the zip.", code="file_corrupt") from error
+        raise FileCorrupt(f"{entry} could not be read from the zip.") from error
     return buffer.getvalue()
 
 
@@ -326,7 +291,7 @@ def _folder_pages(path: Path, *, entries: tuple[str, ...], start_index: int) -> 
                 continue
             file = (root / entry).resolve()
             if root not in file.parents or not file.is_file():
-                raise ServiceError(f"{entry} is not a file inside the folder.", code="zip_unsafe")
+                raise ZipUnsafe(f"{entry} is not a file inside the folder.")
             with _image_open(file, name=entry) as image:
                 yield from _image_page(image, folder=Path(folder), index=index, source_name=entry)
 
@@ -369,18 +334,17 @@ def _refusals(name: str, *, decoding: bool = False) -> Iterator[None]:
     try:
         yield
     except ImageTooManyFrames as refused:
-        raise ServiceError(
+        raise TooManyPages(
             f"The image has {refused.frames} frames; at most {refused.max_frames} pages are allowed.",
-            code="too_many_pages",
         ) from refused
     except ImageTooLarge as refused:
         size = f"is {refused.width} x {refused.height} pixels: more" if refused.width is not None else "has more pixels"
-        raise ServiceError(f"{name} {size} than allowed.", code="image_too_large") from refused
+        raise ImageOverPixelLimit(f"{name} {size} than allowed.") from refused
     except ImageUnsupported as refused:
-        raise ServiceError(f"{name} is not a PNG, JPEG, WebP or TIFF image.", code="zip_entry_unsupported") from refused
+        raise ZipEntryUnsupported(f"{name} is not a PNG, JPEG, WebP or TIFF image.") from refused
     except ImageRefused as refused:
         problem = "could not be decoded" if decoding else "could not be read"
-        raise ServiceError(f"{name} {problem}.", code="file_corrupt") from refused
+        raise FileCorrupt(f"{name} {problem}.") from refused
 
 
 def _image_page(

@@ -6,7 +6,8 @@
   extension must be an accepted one and agree with the content;
 - every refusal is a `ServiceError` carrying one of the intake problem codes (a 4xx),
   never a parser's own exception;
-- the work is bounded: poppler runs with PDF_TOOL_TIMEOUT_SECONDS and no shell; an image is
+- the work is bounded: poppler runs through poppler.py (PDF_TOOL_TIMEOUT_SECONDS, no shell,
+  its output bounded, the process killed and reaped past its limit); an image is
   opened by core.images, its size compared with IMAGE_MAX_PIXELS before it is decoded; a
   zip's entry count, declared sizes and compression ratios are checked before any entry is
   read, and each image entry is then read through a reader capped at its declared size, so
@@ -23,20 +24,15 @@ import io
 import logging
 import os
 import re
-import shutil
 import stat
 import struct
-import subprocess
 import tempfile
-import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 from django.conf import settings
-from pdf2image import pdfinfo_from_path
-from pdf2image.exceptions import PDFPageCountError, PDFPopplerTimeoutError
 from PIL import Image
 
 from core.errors import ServiceError
@@ -51,6 +47,27 @@ from core.images import (
     image_seek,
 )
 from core.uploads import extension_of
+from projects.errors import (
+    FileCorrupt,
+    FileEmpty,
+    FileTypeMismatch,
+    FileTypeUnsupported,
+    ImageOverPixelLimit,
+    PdfEncrypted,
+    PdfNoPages,
+    TooManyPages,
+    ZipEntryUnsupported,
+    ZipNoImages,
+    ZipTooLarge,
+    ZipUnsafe,
+)
+from projects.intake.poppler import (
+    PopplerFailed,
+    PopplerOutputTooLarge,
+    PopplerTimedOut,
+    pdfinfo_read,
+    pdftotext_stream,
+)
 from projects.intake.sources import SourceInspection
 from projects.intake.word_estimate import PageOpen, WordEstimate, image_pages, image_words_estimate, pdf_pages
 from projects.models import SourceKind
@@ -100,16 +117,15 @@ def source_inspect(*, path: Path, file_name: str) -> SourceInspection:
     if path.is_dir():
         return _folder_inspect(path)
     if not path.is_file():
-        raise ServiceError("The source is not a regular file.", code="file_type_unsupported")
+        raise FileTypeUnsupported("The source is not a regular file.")
     with path.open("rb") as file:
         head = file.read(_SNIFF_BYTES)
     if not head:
-        raise ServiceError("The file is empty.", code="file_empty")
+        raise FileEmpty("The file is empty.")
     kind = _content_kind(head)
     if kind is None:
-        raise ServiceError(
+        raise FileTypeUnsupported(
             "The file is not a PDF, a PNG, JPEG, WebP or TIFF image, or a zip (judged by its content).",
-            code="file_type_unsupported",
         )
     _extension_check(file_name, kind)
     if kind == SourceKind.PDF:
@@ -130,7 +146,7 @@ def source_words_estimate(*, path: Path, inspection: SourceInspection) -> WordEs
     if inspection.has_text_layer:
         return WordEstimate(words=inspection.word_estimate, sampled_pages=0)
     if inspection.kind == SourceKind.PDF:
-        pages = pdf_pages(os.fspath(path.absolute()))
+        pages = pdf_pages(path)
     elif inspection.kind == SourceKind.IMAGE:
         pages = image_pages(_frame_open(path))
     elif inspection.kind == SourceKind.ZIP:
@@ -211,14 +227,11 @@ def _extension_check(file_name: str, kind: SourceKind) -> None:
     accepted = {accepted.lower() for accepted in settings.UPLOAD_EXTENSIONS}
     if extension not in accepted:
         named = f"named {extension}" if extension else "without an extension"
-        raise ServiceError(
+        raise FileTypeUnsupported(
             f"Files {named} are not accepted (accepted: {', '.join(sorted(accepted))}).",
-            code="file_type_unsupported",
         )
     if extension not in _KIND_EXTENSIONS.get(kind, IMAGE_EXTENSIONS):
-        raise ServiceError(
-            f"The name ends in {extension} but the content is {_KIND_NAMES[kind]}.", code="file_type_mismatch"
-        )
+        raise FileTypeMismatch(f"The name ends in {extension} but the content is {_KIND_NAMES[kind]}.")
 
 
 def _pages_only(kind: SourceKind, pages: int, entries: tuple[str, ...] = ()) -> SourceInspection:
@@ -231,10 +244,9 @@ def _pages_only(kind: SourceKind, pages: int, entries: tuple[str, ...] = ()) -> 
     )
 
 
-def _too_many_pages(pages: int) -> ServiceError:
-    return ServiceError(
+def _too_many_pages(pages: int) -> TooManyPages:
+    return TooManyPages(
         f"The book has {pages} pages; at most {settings.MAX_PAGES} are allowed.",
-        code="too_many_pages",
         max_pages=settings.MAX_PAGES,
     )
 
@@ -243,33 +255,22 @@ def _too_many_pages(pages: int) -> ServiceError:
 
 
 def _pdf_inspect(path: Path) -> SourceInspection:
-    target = os.fspath(path.absolute())  # never a name poppler could take for an option
     try:
-        info = pdfinfo_from_path(target, timeout=settings.PDF_TOOL_TIMEOUT_SECONDS)
-    except PDFPopplerTimeoutError:
+        info = pdfinfo_read(path)
+    except PopplerTimedOut:
         raise _pdf_too_slow() from None
-    except PDFPageCountError as error:
-        message = str(error)
-        logger.info("pdfinfo refused a PDF: %s", message.strip()[:300])
-        if "password" in message.lower():
-            raise ServiceError("The PDF is password-protected.", code="pdf_encrypted") from None
-        lie = _COUNT_LIES.search(message)
-        if lie:
-            raise ServiceError(
-                f"The PDF's page tree is damaged: it claims {lie.group(1)} pages, more than the file holds.",
-                code="file_corrupt",
-            ) from None
-        if _NO_PAGES.search(message):
-            raise ServiceError("The PDF has no pages.", code="pdf_no_pages") from None
-        raise ServiceError("The PDF could not be read: it is damaged or truncated.", code="file_corrupt") from None
-    if str(info.get("Encrypted", "no")).strip().lower().startswith("yes"):
-        raise ServiceError("The PDF is encrypted; upload an unprotected copy.", code="pdf_encrypted")
-    pages = info.get("Pages")
-    if not isinstance(pages, int) or pages < 1:
-        raise ServiceError("The PDF has no pages.", code="pdf_no_pages")
+    except PopplerOutputTooLarge:
+        raise FileCorrupt("The PDF could not be read: it is damaged or truncated.") from None
+    except PopplerFailed as error:
+        raise _pdfinfo_refusal(error.stderr) from None
+    if info.encrypted:
+        raise PdfEncrypted("The PDF is encrypted; upload an unprotected copy.")
+    pages = info.pages
+    if pages < 1:
+        raise PdfNoPages("The PDF has no pages.")
     if pages > settings.MAX_PAGES:
         raise _too_many_pages(pages)
-    words = _pdf_words_count(target)
+    words = _pdf_words_count(path)
     has_text_layer = words >= _TEXT_LAYER_MIN_WORDS
     return SourceInspection(
         kind=SourceKind.PDF,
@@ -279,66 +280,62 @@ def _pdf_inspect(path: Path) -> SourceInspection:
     )
 
 
-def _pdf_too_slow() -> ServiceError:
-    return ServiceError(
+def _pdfinfo_refusal(complaint: str) -> ServiceError:
+    """The intake problem for a PDF pdfinfo could not read, from what it complained."""
+    logger.info("pdfinfo refused a PDF: %s", complaint.strip()[:300])
+    if "password" in complaint.lower():
+        return PdfEncrypted("The PDF is password-protected.")
+    lie = _COUNT_LIES.search(complaint)
+    if lie:
+        return FileCorrupt(
+            f"The PDF's page tree is damaged: it claims {lie.group(1)} pages, more than the file holds.",
+        )
+    if _NO_PAGES.search(complaint):
+        return PdfNoPages("The PDF has no pages.")
+    return FileCorrupt("The PDF could not be read: it is damaged or truncated.")
+
+
+def _pdf_too_slow() -> FileCorrupt:
+    return FileCorrupt(
         f"Reading the PDF took too long (over {settings.PDF_TOOL_TIMEOUT_SECONDS} s): it is damaged or too complex.",
-        code="file_corrupt",
     )
 
 
-def _pdf_words_count(target: str) -> int:
+def _pdf_words_count(path: Path) -> int:
     """Words of the text layer, counted while pdftotext streams (never the whole text)."""
-    tool = shutil.which("pdftotext")
-    if tool is None:
-        raise RuntimeError("pdftotext (poppler-utils) is not installed")
-    process = subprocess.Popen(  # noqa: S603 - fixed tool, arguments are not a shell line
-        [tool, "-enc", "UTF-8", target, "-"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    timed_out = threading.Event()
-
-    def stop() -> None:
-        timed_out.set()
-        process.kill()
-
-    timer = threading.Timer(settings.PDF_TOOL_TIMEOUT_SECONDS, stop)
-    timer.start()
+    counter = _WordCounter()
     try:
-        assert process.stdout is not None
-        words = _words_count(process.stdout)
-        returncode = process.wait()
-    finally:
-        timer.cancel()
-        timer.join()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
-    if timed_out.is_set():
-        raise _pdf_too_slow()
-    if returncode != 0:
-        raise ServiceError("The PDF's text could not be read: it is damaged.", code="file_corrupt")
-    return words
+        pdftotext_stream(path, counter.feed)
+    except PopplerTimedOut:
+        raise _pdf_too_slow() from None
+    except (PopplerFailed, PopplerOutputTooLarge):
+        raise FileCorrupt("The PDF's text could not be read: it is damaged.") from None
+    return counter.total()
 
 
-def _words_count(stream: IO[bytes]) -> int:
-    """Whitespace-separated tokens of a UTF-8 stream, read in fixed-size chunks."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    count, inside_word = 0, False
-    while True:
-        chunk = stream.read(_READ_CHUNK_BYTES)
-        text = decoder.decode(chunk, final=not chunk)
-        if text:
-            tokens = text.split()
-            count += len(tokens)
-            if inside_word and tokens and not text[0].isspace():
-                count -= 1  # the first token goes on with the last one of the previous chunk
-            inside_word = not text[-1].isspace()
-        if not chunk:
-            return count
+class _WordCounter:
+    """Whitespace-separated tokens of a UTF-8 stream fed in chunks (a word may span two)."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._count = 0
+        self._inside_word = False
+
+    def feed(self, chunk: bytes) -> None:
+        self._text_count(self._decoder.decode(chunk))
+
+    def total(self) -> int:
+        self._text_count(self._decoder.decode(b"", final=True))
+        return self._count
+
+    def _text_count(self, text: str) -> None:
+        if not text:
+            return
+        tokens = text.split()
+        self._count += len(tokens)
+        if self._inside_word and tokens and not text[0].isspace():
+            self._count -= 1  # the first token goes on with the last one of the previous chunk
+        self._inside_word = not text[-1].isspace()
 
 
 # --- Images ----------------------------------------------------------------------------------
@@ -367,17 +364,14 @@ def _image_refusal(refused: ImageRefused, label: str) -> ServiceError:
         return _too_many_pages(refused.frames)
     if isinstance(refused, ImageTooLarge):
         if refused.width is None:
-            return ServiceError(
-                f"{label} has more pixels than allowed (a decompression-bomb guard).", code="image_too_large"
-            )
-        return ServiceError(
+            return ImageOverPixelLimit(f"{label} has more pixels than allowed (a decompression-bomb guard).")
+        return ImageOverPixelLimit(
             f"{label} is {refused.width} x {refused.height} pixels; at most {refused.max_pixels} pixels are allowed.",
-            code="image_too_large",
         )
     if isinstance(refused, ImageEmpty):
-        return ServiceError(f"{label} has no pixels.", code="file_corrupt")
+        return FileCorrupt(f"{label} has no pixels.")
     logger.info("%s refused: %r", label, refused)
-    return ServiceError(f"{label} could not be read: it is damaged or truncated.", code="file_corrupt")
+    return FileCorrupt(f"{label} could not be read: it is damaged or truncated.")
 
 
 # --- Zip -------------------------------------------------------------------------------------
@@ -390,7 +384,7 @@ def _zip_inspect(path: Path) -> SourceInspection:
             archive = zipfile.ZipFile(file)
         except Exception as error:  # zipfile's errors for bytes that are not a readable zip
             logger.info("zip refused: %r", error)
-            raise ServiceError("The zip could not be read: it is damaged or truncated.", code="file_corrupt") from None
+            raise FileCorrupt("The zip could not be read: it is damaged or truncated.") from None
         with archive:
             infos = archive.infolist()
             _zip_safety_check(infos)
@@ -412,7 +406,7 @@ def _zip_directory_check(file: IO[bytes]) -> None:
     tail = file.read()
     at = tail.rfind(b"PK\x05\x06")
     if at < 0 or len(tail) - at < _ZIP_END.size:
-        raise ServiceError("The zip could not be read: it has no directory.", code="file_corrupt")
+        raise FileCorrupt("The zip could not be read: it has no directory.")
     entries, directory_bytes = _ZIP_END.unpack_from(tail, at)[4:6]
     locator_at = start + at - _ZIP64_LOCATOR.size
     if locator_at >= _ZIP64_END.size:
@@ -425,7 +419,7 @@ def _zip_directory_check(file: IO[bytes]) -> None:
                 entries, directory_bytes = _ZIP64_END.unpack(record)[7:9]
     limit = settings.ZIP_MAX_ENTRIES
     if entries > limit or directory_bytes > limit * _DIRECTORY_BYTES_PER_ENTRY:
-        raise ServiceError(f"The zip has more than {limit} entries.", code="zip_too_large", max_entries=limit)
+        raise ZipTooLarge(f"The zip has more than {limit} entries.", max_entries=limit)
     file.seek(0)
 
 
@@ -434,12 +428,12 @@ def _zip_safety_check(infos: list[zipfile.ZipInfo]) -> None:
     for info in infos:
         name = info.filename
         if info.flag_bits & _ZIP_ENCRYPTED_FLAGS:
-            raise ServiceError(f"The zip entry {name!r} is encrypted.", code="zip_unsafe")
+            raise ZipUnsafe(f"The zip entry {name!r} is encrypted.")
         if stat.S_ISLNK(info.external_attr >> 16):
-            raise ServiceError(f"The zip entry {name!r} is a link.", code="zip_unsafe")
+            raise ZipUnsafe(f"The zip entry {name!r} is a link.")
         key = "/".join(_zip_path_parts(name))
         if key in seen:
-            raise ServiceError(f"The zip holds {name!r} twice.", code="zip_unsafe")
+            raise ZipUnsafe(f"The zip holds {name!r} twice.")
         seen.add(key)
 
 
@@ -447,33 +441,30 @@ def _zip_path_parts(name: str) -> list[str]:
     """The entry's folders and name, backslashes read as separators; unsafe ones refused."""
     unified = name.replace("\\", "/")
     if unified.startswith("/") or _DRIVE_LETTER.match(unified):
-        raise ServiceError(f"The zip entry {name!r} has an absolute path.", code="zip_unsafe")
+        raise ZipUnsafe(f"The zip entry {name!r} has an absolute path.")
     parts = [part for part in unified.split("/") if part not in ("", ".")]
     if ".." in parts:
-        raise ServiceError(f"The zip entry {name!r} points outside the zip's folder.", code="zip_unsafe")
+        raise ZipUnsafe(f"The zip entry {name!r} points outside the zip's folder.")
     return parts
 
 
 def _zip_size_check(infos: list[zipfile.ZipInfo]) -> None:
     if len(infos) > settings.ZIP_MAX_ENTRIES:
-        raise ServiceError(
+        raise ZipTooLarge(
             f"The zip has {len(infos)} entries; at most {settings.ZIP_MAX_ENTRIES} are allowed.",
-            code="zip_too_large",
             max_entries=settings.ZIP_MAX_ENTRIES,
         )
     total = 0
     for info in infos:
         total += info.file_size
         if total > settings.ZIP_MAX_UNCOMPRESSED_BYTES:
-            raise ServiceError(
+            raise ZipTooLarge(
                 f"The zip unpacks to more than {settings.ZIP_MAX_UNCOMPRESSED_BYTES} bytes.",
-                code="zip_too_large",
                 max_uncompressed_bytes=settings.ZIP_MAX_UNCOMPRESSED_BYTES,
             )
         if info.file_size > _RATIO_MIN_BYTES and info.file_size > settings.ZIP_MAX_RATIO * info.compress_size:
-            raise ServiceError(
+            raise ZipTooLarge(
                 f"The zip entry {info.filename!r} compresses more than {settings.ZIP_MAX_RATIO} to 1.",
-                code="zip_too_large",
                 max_ratio=settings.ZIP_MAX_RATIO,
             )
 
@@ -508,17 +499,16 @@ def _unsupported_check(names: list[str], *, where: str) -> None:
     if not names:
         return
     listed = sorted(names, key=natural_key)[:_LISTED_ENTRIES_MAX]
-    raise ServiceError(
+    raise ZipEntryUnsupported(
         f"The {where} holds {len(names)} file(s) that are not PNG, JPEG, WebP or TIFF images: {', '.join(listed[:3])}"
         + ("..." if len(names) > 3 else "."),
-        code="zip_entry_unsupported",
         entries=listed,
     )
 
 
 def _pages_check(images: int, *, where: str) -> None:
     if images == 0:
-        raise ServiceError(f"The {where} holds no images.", code="zip_no_images")
+        raise ZipNoImages(f"The {where} holds no images.")
     if images > settings.MAX_PAGES:
         raise _too_many_pages(images)
 
@@ -553,13 +543,12 @@ def _zip_entry_copy(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: IO[
                 break
             copied += len(chunk)
             if copied > limit:
-                raise ServiceError(
+                raise ZipTooLarge(
                     f"The zip entry {name!r} unpacks to more bytes than its header declares or the limits allow.",
-                    code="zip_too_large",
                 )
             target.write(chunk)
     if copied != info.file_size:
-        raise ServiceError(f"The zip entry {name!r} is shorter than its header declares.", code="file_corrupt")
+        raise FileCorrupt(f"The zip entry {name!r} is shorter than its header declares.")
     return copied
 
 
@@ -569,9 +558,8 @@ def _zip_read_errors(name: str) -> Iterator[None]:
         yield
     except Exception as error:  # BadZipFile (bad CRC, header mismatch), zlib.error, EOFError, ...
         logger.info("zip entry %r refused: %r", name, error)
-        raise ServiceError(
+        raise FileCorrupt(
             f"The zip entry {name!r} could not be read or does not match its header: the zip is damaged.",
-            code="file_corrupt",
         ) from None
 
 
@@ -587,17 +575,14 @@ def _folder_inspect(path: Path) -> SourceInspection:
         for entry in listing:
             seen += 1
             if seen > settings.ZIP_MAX_ENTRIES:
-                raise ServiceError(
+                raise ZipTooLarge(
                     f"The folder has more than {settings.ZIP_MAX_ENTRIES} entries.",
-                    code="zip_too_large",
                     max_entries=settings.ZIP_MAX_ENTRIES,
                 )
             if _is_junk([entry.name]):
                 continue
             if entry.is_symlink():
-                raise ServiceError(
-                    f"The folder holds a link ({entry.name!r}); links are not followed.", code="zip_unsafe"
-                )
+                raise ZipUnsafe(f"The folder holds a link ({entry.name!r}); links are not followed.")
             if entry.is_dir(follow_symlinks=False):
                 continue
             if entry.is_file(follow_symlinks=False) and extension_of(entry.name) in IMAGE_EXTENSIONS:

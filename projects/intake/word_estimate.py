@@ -42,6 +42,7 @@ from django.conf import settings
 from PIL import Image, ImageChops
 
 from core.images import image_errors
+from projects.intake.poppler import PopplerRefused, PopplerTimedOut, pdftoppm_pgm, pdftoppm_pgm_files, pgm_files
 
 logger = logging.getLogger(__name__)
 
@@ -242,51 +243,40 @@ def _tesseract(tesseract: str, image: bytes, *, timeout: float) -> str:
 # --- PDF pages --------------------------------------------------------------------------------
 
 
-def pdf_pages(target: str) -> PageSource:
-    """The pages of a PDF (an absolute path), rendered with pdftoppm."""
-    tool = shutil.which("pdftoppm")
+def pdf_pages(path: Path) -> PageSource:
+    """The pages of a PDF, rendered with pdftoppm."""
 
     def render(index: int, timeout: float) -> bytes:
-        if tool is None:
-            raise RuntimeError("pdftoppm (poppler-utils) is not installed")
-        page = str(index + 1)
-        # PGM, not PNG: compressing a noisy scan costs seconds, Tesseract reads either.
-        return _pdftoppm([tool, "-f", page, "-l", page, "-r", str(OCR_DPI), "-gray", target], timeout).stdout
+        try:
+            # PGM, not PNG: compressing a noisy scan costs seconds, Tesseract reads either. A
+            # page over IMAGE_MAX_PIXELS (one byte a pixel, and a short header) is not read.
+            return pdftoppm_pgm(
+                path, page=index + 1, dpi=OCR_DPI, timeout=timeout, output_limit=settings.IMAGE_MAX_PIXELS + 64
+            )
+        except PopplerTimedOut:
+            raise _OutOfTime from None
 
     def ink(indices: Sequence[int], timeout: float) -> InkPages:
-        if tool is None:
-            raise RuntimeError("pdftoppm (poppler-utils) is not installed")
         deadline = time.monotonic() + timeout
         with tempfile.TemporaryDirectory(prefix="ink-") as folder:
             # One call for each run of following pages (the whole book when every page is
             # measured); its pages come out as prefix-<page number>.pgm.
             for number, (first, last) in enumerate(_runs(indices)):
                 prefix = Path(folder) / f"run{number}"
-                command = [tool, "-f", str(first + 1), "-l", str(last + 1), "-scale-to", str(INK_SIDE), "-gray"]
                 try:
-                    _pdftoppm([*command, target, str(prefix)], _left(deadline))
-                except _OutOfTime:
+                    pdftoppm_pgm_files(
+                        path, prefix, first=first + 1, last=last + 1, scale_to=INK_SIDE, timeout=_left(deadline)
+                    )
+                except PopplerTimedOut:
                     # The pages written in time count; the last may be incomplete.
                     yield from _pgm_pages(prefix, complete=False)
-                    raise
-                except subprocess.CalledProcessError as error:
+                    raise _OutOfTime from None
+                except PopplerRefused as error:
                     logger.info("word estimate: pages %s-%s not rendered: %r", first + 1, last + 1, error)
                     continue
                 yield from _pgm_pages(prefix, complete=True)
 
     return PageSource(render=render, ink=ink)
-
-
-def _pdftoppm(command: list[str], timeout: float) -> subprocess.CompletedProcess[bytes]:
-    try:
-        return subprocess.run(  # noqa: S603 - a fixed program and arguments, no shell
-            command,
-            capture_output=True,
-            timeout=min(timeout, settings.PDF_TOOL_TIMEOUT_SECONDS),
-            check=True,
-        )
-    except subprocess.TimeoutExpired:
-        raise _OutOfTime from None
 
 
 def _runs(indices: Sequence[int]) -> list[tuple[int, int]]:
@@ -301,11 +291,11 @@ def _runs(indices: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def _pgm_pages(prefix: Path, *, complete: bool) -> InkPages:
-    written = sorted(prefix.parent.glob(f"{prefix.name}-*.pgm"), key=lambda path: int(path.stem.rsplit("-", 1)[1]))
-    for path in written if complete else written[:-1]:
+    written = pgm_files(prefix)
+    for number, path in written if complete else written[:-1]:
         image = Image.open(path)
         image.load()
-        yield int(path.stem.rsplit("-", 1)[1]) - 1, image
+        yield number - 1, image
 
 
 # --- Image pages ------------------------------------------------------------------------------

@@ -11,12 +11,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from projects.models import JobStatus, NormalizeState, Page, PageStatus, Project, ProjectStatus
-from projects.selectors.billing import project_next_work_quote
+from projects.selectors.billing import ladder_rung_size, project_next_work_quote
 from projects.selectors.languages import failed_pages_outlook
 from projects.selectors.projects import job_in_flight
 from translation.engines import model_status
@@ -120,14 +119,13 @@ def status_view_for(*, project: Project) -> StatusView:
         failed=Count("pk", filter=Q(included=True, status=PageStatus.FAILED)),
         flagged=Count("pk", filter=Q(included=True, status=PageStatus.APPROVED) & ~Q(review_flags=[])),
     )
-    ladder = settings.BATCH_LADDER
     progress = Progress(
         translated_pages=counts["approved"],
         total_pages=counts["total"],
         failed_pages=counts["failed"],
         flagged_pages=counts["flagged"],
         rung=project.approval_count,
-        next_batch_size=ladder[project.approval_count] if project.approval_count < len(ladder) else None,
+        next_batch_size=ladder_rung_size(approval_count=project.approval_count),
     )
     gpu = model_status().state
     job = job_in_flight(project=project)

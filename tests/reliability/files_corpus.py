@@ -900,31 +900,59 @@ _TOKENS: list[tuple[bytes, bytes]] = [
 _HEADER_BYTES = len(b"%PDF-1.4\n")
 
 
+def _mutate(
+    draw: st.DrawFn,
+    data: bytearray,
+    *,
+    keep: int,
+    overwrite_most: int,
+    inserts: st.SearchStrategy[bytes],
+    delete_most: int,
+    other: Callable[[bytearray, int], None],
+) -> None:
+    """Damages the data in place 1 to 4 times, never in its first `keep` bytes: each time at a
+    drawn offset, it is cut there, overwritten (up to `overwrite_most` bytes), given drawn
+    bytes, has up to `delete_most` bytes deleted, or is changed by `other(data, offset)`."""
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["truncate", "overwrite", "insert", "delete", "other"]))
+        at = draw(st.integers(keep, max(keep, len(data) - 1)))
+        if kind == "truncate":
+            del data[at:]
+        elif kind == "overwrite":
+            chunk = draw(st.binary(min_size=1, max_size=overwrite_most))
+            data[at : at + len(chunk)] = chunk
+        elif kind == "insert":
+            data[at:at] = draw(inserts)
+        elif kind == "delete":
+            del data[at : at + draw(st.integers(1, delete_most))]
+        else:
+            other(data, at)
+
+
 @st.composite
 def pdf_mutants(draw: st.DrawFn) -> bytes:
     """A small valid PDF (text or drawings, 1 to 4 pages) damaged by 1 to 4 mutations."""
     pages = draw(st.integers(1, 4))
     with_text = draw(st.booleans())
     data = bytearray(pdf_bytes(pages, text=(lambda n: f"Page {n} of the mutant book") if with_text else None))
-    for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["truncate", "overwrite", "insert", "delete", "token"]))
-        # The header line stays: without it the file is simply not a PDF (a case of its own).
-        at = draw(st.integers(_HEADER_BYTES, max(_HEADER_BYTES, len(data) - 1)))
-        if kind == "truncate":
-            del data[at:]
-        elif kind == "overwrite":
-            chunk = draw(st.binary(min_size=1, max_size=16))
-            data[at : at + len(chunk)] = chunk
-        elif kind == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=64) | st.sampled_from([b"[" * 500, b"<<" * 500, b"("]))
-        elif kind == "delete":
-            del data[at : at + draw(st.integers(1, 64))]
-        else:
-            old, new = draw(st.sampled_from(_TOKENS))
-            found = [match.start() for match in re.finditer(re.escape(old), bytes(data))]
-            if found:
-                start = draw(st.sampled_from(found))
-                data[start : start + len(old)] = new
+
+    def token_swapped(data: bytearray, at: int) -> None:
+        old, new = draw(st.sampled_from(_TOKENS))
+        found = [match.start() for match in re.finditer(re.escape(old), bytes(data))]
+        if found:
+            start = draw(st.sampled_from(found))
+            data[start : start + len(old)] = new
+
+    # The header line stays: without it the file is simply not a PDF (a case of its own).
+    _mutate(
+        draw,
+        data,
+        keep=_HEADER_BYTES,
+        overwrite_most=16,
+        inserts=st.binary(min_size=1, max_size=64) | st.sampled_from([b"[" * 500, b"<<" * 500, b"("]),
+        delete_most=64,
+        other=token_swapped,
+    )
     return bytes(data)
 
 
@@ -952,21 +980,21 @@ def image_mutants(draw: st.DrawFn) -> tuple[str, bytes]:
     mutations after its signature; returns (file name, bytes)."""
     fmt = draw(st.sampled_from(sorted(_IMAGE_NAMES)))
     data = bytearray(_image_with_exif(fmt))
-    keep = 12  # the signature (and WebP's RIFF header) stays: the content is still "an image"
-    for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["truncate", "overwrite", "insert", "delete", "number"]))
-        at = draw(st.integers(keep, max(keep, len(data) - 1)))
-        if kind == "truncate":
-            del data[at:]
-        elif kind == "overwrite":
-            chunk = draw(st.binary(min_size=1, max_size=8))
-            data[at : at + len(chunk)] = chunk
-        elif kind == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=32))
-        elif kind == "delete":
-            del data[at : at + draw(st.integers(1, 32))]
-        else:  # a length, an offset, a count or a size set to an extreme
-            data[at : at + 4] = draw(st.sampled_from([b"\xff\xff\xff\xff", b"\x00\x00\x00\x00", b"\x7f\xff\xff\xff"]))
+
+    def number_set(data: bytearray, at: int) -> None:
+        """A length, an offset, a count or a size set to an extreme."""
+        data[at : at + 4] = draw(st.sampled_from([b"\xff\xff\xff\xff", b"\x00\x00\x00\x00", b"\x7f\xff\xff\xff"]))
+
+    # The signature (and WebP's RIFF header) stays: the content is still "an image".
+    _mutate(
+        draw,
+        data,
+        keep=12,
+        overwrite_most=8,
+        inserts=st.binary(min_size=1, max_size=32),
+        delete_most=32,
+        other=number_set,
+    )
     if fmt == "PNG" and draw(st.booleans()):
         data = bytearray(png_checksums_fixed(bytes(data)))  # past the CRCs, into the decoder
     return _IMAGE_NAMES[fmt], bytes(data)

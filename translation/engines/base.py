@@ -64,6 +64,35 @@ class PageResult:
     # Page.layout format of docs/book-structure.md); None when it read none.
     layout: Mapping[str, Any] | None = None
 
+    @classmethod
+    def estimated(
+        cls,
+        *,
+        translation: str,
+        source_text: str,
+        detected_source_language: str | None,
+        engine: str,
+        model: str,
+        prompt_tokens: int,
+        warnings: tuple[str, ...] = (),
+        layout: Mapping[str, Any] | None = None,
+    ) -> PageResult:
+        """The result of an engine without a tokenizer: the translation's tokens estimated
+        from its words, the page's cost from the configured rates."""
+        completion_tokens = tokens_estimate(translation)
+        return cls(
+            translation=translation,
+            source_text=source_text,
+            detected_source_language=detected_source_language,
+            engine=engine,
+            model=model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost_usd(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+            warnings=warnings,
+            layout=layout,
+        )
+
 
 @dataclass(frozen=True)
 class EngineStatus:

@@ -30,7 +30,6 @@ from translation.engines.base import (
     PageReading,
     PageResult,
     any_source_capabilities,
-    cost_usd,
     pairs_capabilities,
     tokens_estimate,
 )
@@ -135,17 +134,13 @@ class EchoEngine:
         else:
             size = len(page.image())
             translation = f"{echo_marker(page.target_language)} (page {page.index}: an image of {size} bytes)"
-        prompt_tokens = tokens_estimate(page.text) + tokens_estimate(page.previous_context)
-        completion_tokens = tokens_estimate(translation)
-        return PageResult(
+        return PageResult.estimated(
             translation=translation,
             source_text=source_text,
             detected_source_language=source_language,
             engine=self.name,
             model=MODEL,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost_usd=cost_usd(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+            prompt_tokens=tokens_estimate(page.text) + tokens_estimate(page.previous_context),
         )
 
     def _failure_raise(self, page: PageInput) -> None:

@@ -39,7 +39,6 @@ from translation.engines.base import (
     PageLanguageUnsupported,
     PageReading,
     PageResult,
-    cost_usd,
     pairs_capabilities,
     tokens_estimate,
 )
@@ -176,17 +175,13 @@ class LocalEngine:
                 else self._apertium(mode, source_text, page.glossary)
             )
             model = f"{model} {mode}"
-        prompt_tokens = tokens_estimate(source_text)
-        completion_tokens = tokens_estimate(translation)
-        return PageResult(
+        return PageResult.estimated(
             translation=translation,
             source_text=source_text,
             detected_source_language=source,
             engine=self.name,
             model=model,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost_usd=cost_usd(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+            prompt_tokens=tokens_estimate(source_text),
             warnings=reading.warnings if reading else (),
             layout=reading.layout if reading else None,
         )

@@ -12,7 +12,7 @@ bench's throw-away SQLite database, then drives it from this process for a bound
   /v1/jobs/{id}, each over GET /healthz through the same server and client (routing and
   the ASGI handler, no credential, no database) measured in the same run.
 - Hub: HUB_CLIENTS websocket clients of one owner connected to /v1/hub; events published
-  through the event bus (`webhooks.events.publish`, as the API and the workers do: the
+  through the fan-out (`webhooks.services.fanout.publish`, as the API and the workers do: the
   webhook sink, then the channel layer) with at most WINDOW events not yet received by
   every client; messages received per second over all clients, and the p99 from publish to
   receipt. Baseline: a bare websocket broadcast server (the `websockets` package, a child
@@ -366,7 +366,8 @@ def envelope(number: int, sent_at: float) -> dict[str, Any]:
 
 async def hub_fan_out(base: str, *, owner: User, token: str) -> FanOut:
     """Events published through the bus (in a thread, as a sync view or task publishes)."""
-    from webhooks.events import WALLET_LOW_BALANCE, publish
+    from webhooks.events import WALLET_LOW_BALANCE
+    from webhooks.services.fanout import publish
 
     url = base.replace("http://", "ws://") + f"/v1/hub?access_token={token}"
     clients = await connect_all(url, count=HUB_CLIENTS)

@@ -141,18 +141,27 @@ def _pdftoppm_rate(pdf: Path, workdir: Path) -> float:
     return pages / elapsed
 
 
+def _normalize_seconds(
+    owner: User, source: Path, kind: SourceKind, pages: int, storage: Path, *, inline_max_pages: int
+) -> float:
+    """Seconds of one inline project_normalize of the source, stored under `storage`; the
+    project is deleted afterwards."""
+    with _local_storage(storage), override_settings(NORMALIZE_INLINE_MAX_PAGES=inline_max_pages):
+        project = _project_make(owner, source, kind, pages)
+        started = time.perf_counter()
+        project = project_normalize(project=project)
+        seconds = time.perf_counter() - started
+        assert project.status == ProjectStatus.CALIBRATING, project.failure_reason
+        assert project.pages.count() == pages
+        project.delete()
+    return seconds
+
+
 def _normalize_rate(owner: User, source: Path, kind: SourceKind, pages: int, workdir: Path) -> float:
     """Pages/s of project_normalize (inline) on local storage, the source already stored."""
     storage = workdir / "storage"
     try:
-        with _local_storage(storage), override_settings(NORMALIZE_INLINE_MAX_PAGES=max(pages, 10)):
-            project = _project_make(owner, source, kind, pages)
-            started = time.perf_counter()
-            project = project_normalize(project=project)
-            elapsed = time.perf_counter() - started
-            assert project.status == ProjectStatus.CALIBRATING, project.failure_reason
-            assert project.pages.count() == pages
-            project.delete()
+        elapsed = _normalize_seconds(owner, source, kind, pages, storage, inline_max_pages=max(pages, 10))
     finally:
         shutil.rmtree(storage, ignore_errors=True)
     return pages / elapsed
@@ -222,14 +231,7 @@ def _normalize_in_child(pdf: Path, pages: int, workdir: Path) -> dict[str, float
 def normalize_child(pdf: str, pages: int, storage: str) -> dict[str, float]:
     """In the child process: time the inline normalize of the PDF, then read peak RSS."""
     owner = User.objects.get_or_create(email=f"normalize-{pages}@example.com", defaults={"display_name": "Bench"})[0]
-    with _local_storage(Path(storage)), override_settings(NORMALIZE_INLINE_MAX_PAGES=pages):
-        project = _project_make(owner, Path(pdf), SourceKind.PDF, pages)
-        started = time.perf_counter()
-        project = project_normalize(project=project)
-        seconds = time.perf_counter() - started
-        assert project.status == ProjectStatus.CALIBRATING, project.failure_reason
-        assert project.pages.count() == pages
-        project.delete()
+    seconds = _normalize_seconds(owner, Path(pdf), SourceKind.PDF, pages, Path(storage), inline_max_pages=pages)
     # ru_maxrss is in KiB on Linux; RUSAGE_CHILDREN is the largest of the tools waited for.
     return {
         "seconds": seconds,

@@ -80,6 +80,19 @@ def page_text(index: int) -> str:
     return f"Page {index}. " + " ".join(words).capitalize() + "."
 
 
+def page_input(index: int, *, previous_context: str = "") -> PageInput:
+    """Page `index` of the bench's book, to be translated into French, as an engine is given it."""
+    return PageInput(
+        page_id=str(index),
+        index=index,
+        text=page_text(index),
+        image=None,
+        source_language=None,
+        target_language="fr",
+        previous_context=previous_context,
+    )
+
+
 def book_create(*, email: str, pages: int) -> tuple[User, Project]:
     """A reader with credit and a normalized book of `pages` text pages (rows only)."""
     owner = User.objects.create_user(email, "bench-password-123", display_name="Bench")
@@ -190,18 +203,7 @@ def echo_run(*, email: str, concurrency: int, delay_seconds: float) -> tuple[flo
 def engine_alone_rate(*, concurrency: int) -> float:
     """Pages/s of the echo engine alone on BOOK_PAGES pages, from `concurrency` threads."""
     engine = EchoEngine()
-    inputs = [
-        PageInput(
-            page_id=str(index),
-            index=index,
-            text=page_text(index),
-            image=None,
-            source_language=None,
-            target_language="fr",
-            previous_context=page_text(index - 1)[-600:],
-        )
-        for index in range(1, BOOK_PAGES + 1)
-    ]
+    inputs = [page_input(index, previous_context=page_text(index - 1)[-600:]) for index in range(1, BOOK_PAGES + 1)]
     translate: Callable[[PageInput], PageResult] = engine.translate
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrency) as pool:

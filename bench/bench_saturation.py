@@ -38,10 +38,9 @@ from typing import Any
 
 import httpx
 
-from bench.bench_overhead import book_create, ideal_ladder_seconds, ladder_run, page_text, pipeline_settings
+from bench.bench_overhead import book_create, ideal_ladder_seconds, ladder_run, page_input, pipeline_settings
 from bench.common import Result
 from projects.models import JobStatus, Project
-from translation.engines import PageInput
 from translation.engines.prompts import chat_messages
 
 BOOK_PAGES = 500
@@ -95,17 +94,7 @@ def bare_client_rate(url: str, *, pages: int, concurrency: int) -> float:
     bodies = [
         {
             "model": MODEL,
-            "messages": chat_messages(
-                PageInput(
-                    page_id=str(index),
-                    index=index,
-                    text=page_text(index),
-                    image=None,
-                    source_language=None,
-                    target_language="fr",
-                ),
-                image_png=None,
-            ),
+            "messages": chat_messages(page_input(index), image_png=None),
             "max_tokens": 4096,
             "temperature": 0.2,
         }

@@ -3,8 +3,8 @@ server and address as the API."""
 
 from django.urls import URLPattern, path
 
-from webhooks.consumers import HubConsumer
-from webhooks.hub_auth import access_tokens_redact_in
+from webhooks.api.hub import HubConsumer
+from webhooks.api.hub_auth import access_tokens_redact_in
 
 websocket_urlpatterns: list[URLPattern] = [
     path("v1/hub", HubConsumer.as_asgi(), name="hub"),

@@ -10,8 +10,9 @@ from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
 from core.errors import ServiceError
-from webhooks import deliveries, services
 from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookSubscription
+from webhooks.services import deliveries
+from webhooks.services import subscriptions as services
 
 _ChildModel = TypeVar("_ChildModel", bound=Model)
 _ParentModel = TypeVar("_ParentModel", bound=Model)

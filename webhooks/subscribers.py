@@ -30,16 +30,16 @@ from webhooks.events import (
     PROJECT_STATUS_CHANGED,
     WALLET_LOW_BALANCE,
     WALLET_TOP_UP_CONFIRMED,
-    publish,
 )
-from webhooks.hub import (
+from webhooks.services.fanout import publish
+from webhooks.services.hub import (
     CLOSE_ACCOUNT_DELETED,
     api_key_group,
     hub_credential_check,
     hub_owner_disconnect,
     jwt_group,
 )
-from webhooks.services import owner_subscriptions_delete
+from webhooks.services.subscriptions import owner_subscriptions_delete
 
 # Each view is composed when the event is sent (after the commit), so it shows the committed state.
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from webhooks import deliveries, services
+from webhooks.services import deliveries
+from webhooks.services import subscriptions as services
 
 
 @shared_task(name=deliveries.ATTEMPT_TASK, soft_time_limit=deliveries.attempt_time_limit())

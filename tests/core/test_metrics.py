@@ -24,8 +24,9 @@ from tests.factories import ProjectFactory, pages_add
 from tests.webhooks.receiver import Answer, running_receiver
 from wallet.models import EntryKind
 from wallet.services.ledger import wallet_credit
-from webhooks.events import PROJECT_STATUS_CHANGED, publish
+from webhooks.events import PROJECT_STATUS_CHANGED
 from webhooks.models import DeliveryStatus
+from webhooks.services.fanout import publish
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 from projects.models import Project
 from tests.factories import ProjectFactory, pages_add
 from tests.support.problems import assert_problem
-from webhooks.services import subscription_create
+from webhooks.services.subscriptions import subscription_create
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,9 @@ from tests.e2e.processes import Services, book_create, wait_until
 from tests.factories import UserFactory
 from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Receiver, running_receiver
-from webhooks.events import JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, WALLET_LOW_BALANCE, publish
+from webhooks.events import JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, WALLET_LOW_BALANCE
 from webhooks.models import DeliveryStatus, WebhookDelivery
+from webhooks.services.fanout import publish
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 

@@ -32,9 +32,9 @@ from tests.webhooks.receiver import Answer, running_receiver
 from wallet.models import EntryKind
 from wallet.services.ledger import wallet_credit
 from webhooks.addresses import MAX_ADDRESSES_TRIED
-from webhooks.deliveries import delivery_test_send
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery
-from webhooks.services import subscription_create
+from webhooks.services.deliveries import delivery_test_send
+from webhooks.services.subscriptions import subscription_create
 from webhooks.tasks import delivery_attempt as delivery_attempt_task
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]

@@ -26,8 +26,8 @@ from tests.factories import ProjectFactory, UserFactory, pages_add
 from wallet.models import EntryKind, SavedCard
 from wallet.services.checkout import top_up_request
 from wallet.services.ledger import wallet_credit
-from webhooks.deliveries import delivery_test_send
-from webhooks.services import subscription_create
+from webhooks.services.deliveries import delivery_test_send
+from webhooks.services.subscriptions import subscription_create
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -14,7 +14,8 @@ from websockets.sync.client import ClientConnection, connect
 
 from accounts.models import User
 from accounts.services.users import token_issue
-from webhooks.events import WALLET_LOW_BALANCE, publish
+from webhooks.events import WALLET_LOW_BALANCE
+from webhooks.services.fanout import publish
 
 DEADLINE = 60.0  # seconds a receive may wait before the test fails (a hang guard, not a timing check)
 

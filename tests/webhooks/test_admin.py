@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from webhooks import deliveries
 from webhooks.events import JOB_SUCCEEDED, Event
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookSubscription
+from webhooks.services import deliveries
 
 pytestmark = pytest.mark.django_db
 

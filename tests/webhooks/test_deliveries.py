@@ -18,9 +18,11 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
 from tests.webhooks.receiver import Answer, Received, running_receiver, self_signed_certificate
-from webhooks import deliveries, tasks
-from webhooks.events import EXPORT_READY, JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, Event, publish
+from webhooks import tasks
+from webhooks.events import EXPORT_READY, JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, Event
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookSubscription
+from webhooks.services import deliveries
+from webhooks.services.fanout import publish
 
 pytestmark = pytest.mark.django_db
 

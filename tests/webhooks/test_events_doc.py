@@ -22,8 +22,8 @@ from standardwebhooks.webhooks import Webhook
 
 from tests.e2e.processes import free_port
 from tests.webhooks.receiver import Receiver
-from webhooks.deliveries import envelope_body
 from webhooks.models import DeliveryStatus, WebhookDelivery
+from webhooks.services.deliveries import envelope_body
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery")]
 

@@ -30,9 +30,10 @@ from config.websockets import websocket_urlpatterns
 from projects.events import status_changed_publish
 from projects.models import Project
 from tests.factories import DEFAULT_PASSWORD, ProjectFactory, UserFactory, pages_add
-from webhooks.events import JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, WALLET_LOW_BALANCE, Event, publish
-from webhooks.hub import hub_broadcast
-from webhooks.hub_auth import redacted
+from webhooks.api.hub_auth import redacted
+from webhooks.events import JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, WALLET_LOW_BALANCE, Event
+from webhooks.services.fanout import publish
+from webhooks.services.hub import hub_broadcast
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -473,7 +474,7 @@ def test_broadcasting_never_raises_when_the_hub_cannot_be_reached(settings, capl
         }
     }
     user = UserFactory()
-    caplog.set_level(logging.ERROR, logger="webhooks.hub")
+    caplog.set_level(logging.ERROR, logger="webhooks.services.hub")
 
     hub_broadcast(Event(type=WALLET_LOW_BALANCE, owner_id=user.pk, data={}))
 
@@ -481,7 +482,7 @@ def test_broadcasting_never_raises_when_the_hub_cannot_be_reached(settings, capl
 
 
 def test_broadcasting_to_nobody_is_harmless(caplog):
-    caplog.set_level(logging.WARNING, logger="webhooks.hub")
+    caplog.set_level(logging.WARNING, logger="webhooks.services.hub")
 
     hub_broadcast(Event(type=WALLET_LOW_BALANCE, owner_id=UserFactory().pk, data={"balanceUsd": 1}))
 

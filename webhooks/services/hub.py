@@ -1,5 +1,5 @@
-"""The real-time hub's sending side: a sink of the event bus (webhooks/events.py SINKS)
-that hands each event to the websocket clients of its owner (webhooks/consumers.py).
+"""The real-time hub's sending side: each event fanned out (webhooks/services/fanout.py)
+is handed to the websocket clients of its owner (webhooks/api/hub.py).
 
 An event goes to the owner's group and, for an event about a book, to the book's group
 too; a client is in its owner's group from the moment it connects, and in a book's group

@@ -34,10 +34,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ServiceError
-from webhooks import addresses, selectors, services, signing
+from webhooks import addresses, selectors, signing
 from webhooks.errors import DeliveryPending, WebhookDisabled
 from webhooks.events import Event
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookSubscription
+from webhooks.services import subscriptions as services
 
 ATTEMPT_TASK = "webhooks.tasks.delivery_attempt"
 logger = logging.getLogger(__name__)

@@ -14,9 +14,8 @@ from core.idempotency import idempotent
 from core.openapi import problem_responses
 from core.pagination import StrictPageNumberPagination
 from core.serializers import validated
-from webhooks import deliveries, selectors, services
-from webhooks.models import WebhookSubscription
-from webhooks.serializers import (
+from webhooks import selectors
+from webhooks.api.serializers import (
     WebhookCreatedSerializer,
     WebhookCreateInputSerializer,
     WebhookDeliveryPageSerializer,
@@ -25,6 +24,9 @@ from webhooks.serializers import (
     WebhookSubscriptionSerializer,
     WebhookUpdateInputSerializer,
 )
+from webhooks.models import WebhookSubscription
+from webhooks.services import deliveries
+from webhooks.services import subscriptions as services
 
 UUID_PATTERN = "[0-9a-fA-F-]{36}"
 ID_PARAMETER = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The webhook's id.")

@@ -30,12 +30,12 @@ from django.utils import timezone
 from djangorestframework_camel_case.util import camelize
 
 from core.errors import NotFound
-from projects.selectors import project_get_for_owner
-from projects.serializers import StatusViewSerializer
-from projects.status_view import status_view_for
+from projects.api.serializers import StatusViewSerializer
+from projects.selectors.projects import project_get_for_owner
+from projects.selectors.status import status_view_for
+from webhooks.api.hub_auth import CLOSE_UNAUTHENTICATED, HubIdentity, HubRefused, hub_authenticate
 from webhooks.events import json_safe
-from webhooks.hub import HUB_EVENT, api_key_group, jwt_group, owner_group, project_group
-from webhooks.hub_auth import CLOSE_UNAUTHENTICATED, HubIdentity, HubRefused, hub_authenticate
+from webhooks.services.hub import HUB_EVENT, api_key_group, jwt_group, owner_group, project_group
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
             await super().dispatch(message)
 
     async def hub_event(self, message: dict[str, Any]) -> None:
-        """An event of the bus (webhooks.hub.hub_broadcast), sent on once per connection."""
+        """An event of the bus (webhooks.services.hub.hub_broadcast), sent on once per connection."""
         event = message["event"]
         if self.closing or event["id"] in self.recent_event_ids:
             return
@@ -142,12 +142,12 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(event)
 
     async def hub_close(self, message: dict[str, Any]) -> None:
-        """The account's access ended (webhooks.hub.hub_owner_disconnect): close with the
+        """The account's access ended (webhooks.services.hub.hub_owner_disconnect): close with the
         code and reason given."""
         await self._end(code=message["code"], reason=message["reason"])
 
     async def hub_credential_check(self, message: dict[str, Any]) -> None:
-        """The connection's credential may have been revoked (webhooks.hub.hub_credential_check):
+        """The connection's credential may have been revoked (webhooks.services.hub.hub_credential_check):
         check it again, and close if it no longer holds. Messages are handled one at a
         time, so no event sent after the revocation goes out before this closes."""
         await self._credential_holds()

@@ -3,7 +3,7 @@
 
 This module holds the writes on subscriptions: create (the secret is returned once),
 change, enable and disable, rotate the secret, delete. Deliveries, the test event and
-redelivery are in `webhooks.deliveries`.
+redelivery are in `webhooks.services.deliveries`.
 """
 
 from __future__ import annotations

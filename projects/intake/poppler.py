@@ -271,8 +271,15 @@ class PdfInfo:
 
 
 def pdfinfo_parse(output: str) -> PdfInfo:
-    """pdfinfo's `Key: value` lines as a PdfInfo; PdfInfoUnreadable without a page count."""
+    """pdfinfo's `Key: value` lines as a PdfInfo; PdfInfoUnreadable without a page count.
+
+    pdfinfo prints the metadata (Title first, then Subject, Author, ...) as the file gives
+    it, line breaks included, so a title can hold a line "Pages: 1". Every line pdfinfo
+    writes itself (Pages, Encrypted, the page sizes) comes after the metadata: the last
+    line of a key counts, and the title is the first line of the first Title.
+    """
     fields: dict[str, str] = {}
+    title: str | None = None
     sizes: dict[int, tuple[float, float]] = {}
     for line in output.splitlines():
         key, colon, value = line.partition(":")
@@ -285,14 +292,16 @@ def pdfinfo_parse(output: str) -> PdfInfo:
             if size:
                 sizes[int(page.group(1))] = (float(size.group(1)), float(size.group(2)))
             continue
-        fields.setdefault(key, value)
+        if key == "Title" and title is None:
+            title = value
+        fields[key] = value
     pages = fields.get("Pages", "")
     if not pages.isdigit():
         raise PdfInfoUnreadable("pdfinfo printed no page count.")
     return PdfInfo(
         pages=int(pages),
         encrypted=fields.get("Encrypted", "no").lower().startswith("yes"),
-        title=" ".join(fields.get("Title", "").split()),
+        title=" ".join((title or "").split()),
         page_sizes=sizes,
     )
 

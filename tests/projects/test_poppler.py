@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reportlab.pdfgen import canvas
 
 from projects.intake.poppler import (
     STDERR_KEEP_BYTES,
@@ -25,6 +26,7 @@ from projects.intake.poppler import (
     poppler_run,
     poppler_run_all,
 )
+from projects.intake.sniffing import source_inspect
 from tests.support.corpus import debian_pdf
 
 BOOK = "bzip2"  # 38 letter pages, no title in its metadata
@@ -183,6 +185,24 @@ def test_pdfinfo_lines_with_a_title_encryption_and_sizes_in_exponent_form():
 
     assert (info.pages, info.encrypted, info.title) == (2, True, "Guide: part one")
     assert info.page_sizes == {1: (1e9, 1e9), 2: (595.276, 841.89)}
+
+
+def test_a_title_holding_pdfinfo_lines_changes_neither_the_page_count_nor_the_sizes(tmp_path):
+    # pdfinfo prints a title's line breaks as they are, before its own lines.
+    book = tmp_path / "book.pdf"
+    made = canvas.Canvas(str(book), pagesize=(612, 792))
+    made.setTitle("Spoof\nPages:           1\nEncrypted:       yes\nPage    1 size:  1e+09 x 1e+09 pts")
+    made.setAuthor("someone\nTitle: another")
+    for _ in range(3):
+        made.drawString(100, 100, "A page of the book.")
+        made.showPage()
+    made.save()
+
+    info = pdfinfo_read(book, first=1, last=4)
+
+    assert (info.pages, info.encrypted, info.title) == (3, False, "Spoof")
+    assert info.page_sizes == {number: (612.0, 792.0) for number in (1, 2, 3)}
+    assert source_inspect(path=book, file_name="book.pdf").page_count == 3
 
 
 def test_pdfinfo_output_without_a_page_count_is_a_failure():

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from django.conf import settings
-from djangorestframework_camel_case.parser import CamelCaseJSONParser
 from djangorestframework_camel_case.settings import api_settings
 from djangorestframework_camel_case.util import camel_to_underscore, camelize_re, underscore_to_camel
+from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
 NOT_CAMEL_CASE = "Not a field name of this API: names are camelCase, this one is {expected}."
@@ -58,7 +58,7 @@ def _constant_refuse(literal: str) -> Any:
     raise ValueError(f"{literal} is not JSON")
 
 
-class JSONParser(CamelCaseJSONParser):
+class JSONParser(parsers.JSONParser):
     """camelCase JSON in, snake_case `JsonObject`s out (strict: no NaN or Infinity). A
     document nested deeper than Python's decoder can follow is a 400 malformed body, not
     a crash."""

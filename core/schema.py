@@ -89,7 +89,7 @@ class ProblemAutoSchema(AutoSchema):
     def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
         """A request body (and each object nested in one) takes no member it does not name:
         core.serializers.validated refuses them, and the schema says so."""
-        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
         if direction == "request" and schema.get("type") == "object" and "properties" in schema:
             schema["additionalProperties"] = False
         return schema

@@ -357,7 +357,8 @@ def export_for_download(*, project: Project, file_name: str) -> ExportFile:
 
 def storage_redirects() -> bool:
     """S3 storage hands downloads to the bucket (a pre-signed URL); local storage streams."""
-    return settings.STORAGE_BACKEND == "s3"
+    backend: str = settings.STORAGE_BACKEND
+    return backend == "s3"
 
 
 def download_url(export: ExportFile) -> str:

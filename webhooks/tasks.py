@@ -9,7 +9,10 @@ from webhooks.services import deliveries
 from webhooks.services import subscriptions as services
 
 
-@shared_task(name=deliveries.ATTEMPT_TASK, soft_time_limit=deliveries.attempt_time_limit())
+# celery-types has soft_time_limit as an int; Celery takes float seconds.
+@shared_task(  # type: ignore[call-overload, untyped-decorator]
+    name=deliveries.ATTEMPT_TASK, soft_time_limit=deliveries.attempt_time_limit()
+)
 def delivery_attempt(delivery_id: str) -> str | None:
     """One attempt of the delivery if it is pending and due; returns its status after.
     The soft time limit ends an attempt that takes longer in all than it may (recorded as

@@ -213,12 +213,13 @@ def paragraph_shading_set(ppr: CT_PPr, *, fill: str, border: str) -> None:
         edge.set(qn("w:space"), "4")
         edge.set(qn("w:color"), border)
         borders.append(edge)
-    ppr.insert_element_before(borders, *_PPR_AFTER_PBDR)
+    # python-docx annotates the element as ElementBase; any lxml element goes (addprevious).
+    ppr.insert_element_before(borders, *_PPR_AFTER_PBDR)  # type: ignore[arg-type]
     shading = OxmlElement("w:shd")
     shading.set(qn("w:val"), "clear")
     shading.set(qn("w:color"), "auto")
     shading.set(qn("w:fill"), fill)
-    ppr.insert_element_before(shading, *_PPR_AFTER_SHD)
+    ppr.insert_element_before(shading, *_PPR_AFTER_SHD)  # type: ignore[arg-type]
 
 
 def default_language_set(document_defaults_rpr: _Element, script: Script) -> None:

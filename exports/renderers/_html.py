@@ -108,7 +108,8 @@ def markdown_html(
         first = next((token for token in tokens if token.type == "heading_open"), None)
         if first is not None:
             first.attrSet("id", heading_id)
-    return _markdown.renderer.render(tokens, _markdown.options, {"table_label": table_label})
+    html: str = _markdown.renderer.render(tokens, _markdown.options, {"table_label": table_label})
+    return html
 
 
 def source_html(text: str) -> str:

@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any, cast
 
 import uharfbuzz
 from reportlab.lib.fonts import addMapping
@@ -222,12 +223,13 @@ class ShapingFont(TTFont):
     def addObjects(self, doc: pdfdoc.PDFDocument) -> None:  # noqa: N802 (reportlab's hook)
         """reportlab's own, with a ToUnicode map that knows the private code points (and
         writes characters beyond the BMP as UTF-16 pairs)."""
-        state = self._assignState(doc)
+        state = self._assignState(doc)  # type: ignore[attr-defined]  # reportlab's own, not in its stubs
         state.frozen = 1
         for index, subset in enumerate(state.subsets):
             internal_name = self.getSubsetInternalName(index, doc)[1:]
             base_font_name = (b"".join((SUBSETN(index), b"+", self.face.name, self.face.subfontNameX))).decode("pdfdoc")
-            pdf_font = pdfdoc.PDFTrueTypeFont()
+            # A PDF object takes its dictionary entries as attributes, which the stubs do not declare.
+            pdf_font: Any = pdfdoc.PDFTrueTypeFont()
             pdf_font.__Comment__ = f"Font {self.fontName} subset {index}"
             pdf_font.Name = internal_name
             pdf_font.BaseFont = base_font_name
@@ -241,7 +243,7 @@ class ShapingFont(TTFont):
             pdf_font.ToUnicode = doc.Reference(cmap_stream, "toUnicodeCMap:" + base_font_name)
             pdf_font.FontDescriptor = self.face.addSubsetObjects(doc, base_font_name, subset)
             doc.Reference(pdf_font, internal_name)
-            doc.idToObject["BasicFonts"].dict[internal_name] = pdf_font
+            cast(pdfdoc.PDFDictionary, doc.idToObject["BasicFonts"]).dict[internal_name] = pdf_font
         del self.state[doc]
 
 

@@ -24,7 +24,7 @@ import unicodedata
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 from xml.sax.saxutils import escape
 
 import uharfbuzz
@@ -51,6 +51,8 @@ _RTL_CLASSES = frozenset({"R", "AL", "AN"})
 
 
 _SPACE_RUN = re.compile(" {2,}")
+# A block's `align` as reportlab's alignment (anything else is left).
+_ALIGNMENTS: dict[str, Literal[0, 1, 2]] = {"center": TA_CENTER, "end": TA_RIGHT, "right": TA_RIGHT}
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,7 @@ def _paragraph(text: str, faces: list[str], style: TextStyle) -> Paragraph:
         fontName=faces[0],
         fontSize=style.size,
         leading=style.leading,
-        alignment={"center": TA_CENTER, "end": TA_RIGHT, "right": TA_RIGHT}.get(style.align, TA_LEFT),
+        alignment=_ALIGNMENTS.get(style.align, TA_LEFT),
         spaceBefore=style.space_before,
         spaceAfter=style.space_after,
         leftIndent=style.indent,
@@ -492,5 +494,6 @@ def _atom(text: str, start: int, end: int, face: str, level: int, size: float) -
                 font.face.getCharWidth(code),
             )
         )
-    glyphs = ShapedStr("".join(codes), shapeData=shape_data)
+    # A list of ShapeData, as reportlab's own shapeStr passes it (the stubs say one).
+    glyphs = ShapedStr("".join(codes), shapeData=shape_data)  # type: ignore[arg-type]
     return Atom(text[start:end], face, level, advance_total * size / font.units_per_em, glyphs)

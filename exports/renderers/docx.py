@@ -46,6 +46,7 @@ from docx.document import Document as DocumentObject
 from docx.enum.style import WD_STYLE_TYPE
 from docx.enum.text import WD_ALIGN_PARAGRAPH
 from docx.oxml.ns import qn
+from docx.oxml.text.paragraph import CT_P
 from docx.shared import Pt, RGBColor
 from docx.styles.style import ParagraphStyle
 from docx.text.paragraph import Paragraph
@@ -130,7 +131,7 @@ class _Numbering:
         """A new numbering instance of the style's list, starting at `start`; its id."""
         name = style.name or ""
         if name not in self._abstract_ids:
-            num_id = style.element.pPr.numPr.numId.val  # type: ignore[union-attr]
+            num_id = style.element.pPr.numPr.numId.val
             self._abstract_ids[name] = self._numbering.num_having_numId(num_id).abstractNumId.val
         num = self._numbering.add_num(self._abstract_ids[name])
         num.add_lvlOverride(ilvl=0).add_startOverride(start)
@@ -192,7 +193,7 @@ class _DocxWriter:
         for run in runs:
             element.append(self._run(run, script))
         self._pending = element
-        return Paragraph(element, self._body)
+        return Paragraph(cast(CT_P, element), self._body)  # the parser builds a w:p as a CT_P
 
     def _run(self, run: Run, script: Script, *, bold: bool = False) -> _Element:
         if run.code:  # code is written left to right, in no natural language
@@ -233,7 +234,8 @@ class _DocxWriter:
             return
         if self._list_ids.get(level) is None:
             self._list_ids[level] = self._numbering.list_start(self._style(style_name), block.number or 1)
-        numbering = paragraph._p.get_or_add_pPr().get_or_add_numPr()
+        # Made by python-docx's ZeroOrOne("w:numPr"), which its annotations do not declare.
+        numbering = paragraph._p.get_or_add_pPr().get_or_add_numPr()  # type: ignore[attr-defined]
         numbering.get_or_add_ilvl().val = 0
         numbering.get_or_add_numId().val = self._list_ids[level]
 

@@ -84,7 +84,7 @@ class _SpooledChapter(epub.EpubHtml):  # type: ignore[misc]
         self._span: tuple[int, int] | None = None
         super().__init__(**kwargs)
 
-    @property  # type: ignore[misc]
+    @property
     def content(self) -> bytes:
         return self._spool.get(self._span) if self._span else b""
 

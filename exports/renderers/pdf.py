@@ -165,6 +165,9 @@ class _StreamingDocument(pdfdoc.PDFDocument):
     same steps as PDFDocument.format, with `_OutputFile` as the collector)."""
 
     _out: BinaryIO
+    # Set by PDFDocument.__init__; reportlab's stubs leave them out.
+    Catalog: pdfdoc.PDFCatalog
+    _pdfVersion: tuple[int, int]  # noqa: N815 (reportlab's name)
 
     def SaveToFile(self, filename: Any, canvas: Any) -> None:  # noqa: N802 (reportlab's name)
         self._out = filename  # always the renderer's stream here
@@ -206,6 +209,8 @@ class _StreamingDocument(pdfdoc.PDFDocument):
 class _Canvas(Canvas):
     """reportlab's canvas on a `_StreamingDocument` (only methods differ, so the document
     the canvas made is switched to the subclass before anything is drawn)."""
+
+    _doc: pdfdoc.PDFDocument  # set by Canvas.__init__; reportlab's stubs leave it out
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -66,7 +66,7 @@ def retry_delay(*, attempt: int, retry_after: str | None, base_seconds: float, m
         told = _retry_after_seconds(retry_after)
         if told is not None:
             return min(max(told, 0.0), max_seconds)
-    backoff = min(base_seconds * (2**attempt), max_seconds)
+    backoff = min(base_seconds * (2.0**attempt), max_seconds)
     return backoff * (0.5 + random.random() / 2)  # noqa: S311  (jitter, not a secret)
 
 

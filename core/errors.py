@@ -28,44 +28,23 @@ class ServiceError(Exception):
     beside it. A subclass without a code groups others (`CredentialRejected`); a subclass
     of a coded class shares its code (`AvatarTooLarge` is a `RequestTooLarge`)."""
 
-    code: str
+    code: ClassVar[str]
     status: int  # an instance may differ: DRF answers a missing credential 403 on some views
-    title: str
-    description: str
+    title: ClassVar[str]
+    description: ClassVar[str]
     retry_after_seconds: int | None = None  # sent as Retry-After when set
-    _borrows_meaning: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "code" not in vars(cls):
-            return
-        if "title" not in vars(cls) and "description" not in vars(cls):
-            cls._borrows_meaning = True  # transitional, see _meaning_borrow
-            return
-        cls._borrows_meaning = False
-        _catalogue_add(cls)
+        if "code" in vars(cls):
+            _catalogue_add(cls)
 
     def __init__(self, detail: str | None = None, **extra: Any) -> None:
-        code = extra.pop("code", None)  # transitional, see _meaning_borrow
-        if code is not None or self._borrows_meaning:
-            self._meaning_borrow(code or self.code)
         if not hasattr(self, "code"):
             raise TypeError(f"{type(self).__qualname__} declares no problem code: raise one of its subclasses")
         self.detail = detail or self.description
         self.extra = extra
         super().__init__(self.detail)
-
-    def _meaning_borrow(self, code: str) -> None:
-        """Transitional (issue 16), until every raise site raises its code's class: a
-        generic class given `code=`, or a class naming a code it does not declare, takes
-        the meaning of the class that declares it."""
-        declared = _CATALOGUE.get(code)
-        self.code = code
-        if declared is None:
-            self.status = getattr(self, "status", 400)
-            self.title, self.description = code.replace("_", " ").capitalize(), code
-            return
-        self.status, self.title, self.description = declared.status, declared.title, declared.description
 
     @property
     def status_code(self) -> int:

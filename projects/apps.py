@@ -9,10 +9,7 @@ class ProjectsConfig(AppConfig):
         from accounts.events import AccountClosing
         from core.events import Phase, subscribe
         from core.metrics_collectors import scrape_source_register
-        from projects import (
-            problems,  # noqa: F401  (registers the app's problem codes)
-            tasks,  # noqa: F401  (registers its Celery tasks, which services enqueue by name)
-        )
+        from projects import tasks  # noqa: F401  (registers its Celery tasks, which services enqueue by name)
         from projects.metrics import job_metrics, page_metrics
         from projects.subscribers import delete_on_account_closing, resume_on_credit
         from wallet.events import CreditLanded, SpendingRoomGrew

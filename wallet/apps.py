@@ -9,10 +9,7 @@ class WalletConfig(AppConfig):
         from accounts.events import AccountClosing
         from core.events import Phase, subscribe
         from core.metrics_collectors import scrape_source_register
-        from wallet import (
-            problems,  # noqa: F401  (registers the app's problem codes)
-            tasks,  # noqa: F401  (registers its Celery tasks, which alerts enqueue by name)
-        )
+        from wallet import tasks  # noqa: F401  (registers its Celery tasks, which alerts enqueue by name)
         from wallet.events import BalanceFell
         from wallet.metrics import hold_metrics
         from wallet.services.alerts import balance_watch_on_event

@@ -17,7 +17,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import request_user
-from core.errors import Conflict
 from core.idempotency import idempotent
 from core.negotiation import AcceptAnyNegotiation
 from core.openapi import problem_responses
@@ -41,6 +40,7 @@ from projects.api.serializers import (
     UploadInputSerializer,
     UploadResultSerializer,
 )
+from projects.errors import PagesNotReady
 from projects.models import Project
 from projects.selectors import projects as selectors
 from projects.selectors.billing import upload_book_cost
@@ -319,9 +319,7 @@ class PageImageView(APIView):
         page = selectors.page_get(project=project, page_id=page_id)
         variant = validated_query(PageImageQuerySerializer, request.query_params)["variant"]
         if not page.prepared:
-            raise Conflict(
-                "This page is still being rendered from the file; ask again shortly.", code="pages_not_ready"
-            )
+            raise PagesNotReady("This page is still being rendered from the file; ask again shortly.")
         key = page.thumbnail_key if variant == "thumbnail" else page.image_key
         response = FileResponse(
             default_storage.open(key, "rb"),

@@ -32,15 +32,17 @@ from accounts.models import User
 from core.errors import Conflict, ServiceError, ValidationFailed
 from core.metrics import batch_undercharge_count
 from core.money import exact_sum
+from projects.errors import JobInFlight, PagesNotReady, ProjectNotCancellable, ProjectNotStartable
 from projects.events import job_finished_publish, status_changed_publish
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, QueueTicket
 from projects.selectors.billing import next_batch_pages, project_batch_quote, project_next_work_quote, retryable_pages
 from projects.selectors.languages import project_pairs_check
 from projects.selectors.projects import job_in_flight, project_get_for_owner
+from wallet.errors import InsufficientCredit, SpendingCeilingReached
 from wallet.models import CauseType, Hold
-from wallet.selectors.pricing import BatchQuote, SpendingCeilingReached, batch_charge_cap, batch_gate
+from wallet.selectors.pricing import BatchQuote, batch_charge_cap, batch_gate
 from wallet.services.alerts import auto_top_up_for_paused_book
-from wallet.services.ledger import InsufficientCredit, hold_place, hold_release, hold_settle, wallet_lock
+from wallet.services.ledger import hold_place, hold_release, hold_settle, wallet_lock
 
 logger = logging.getLogger(__name__)
 
@@ -162,10 +164,10 @@ def _process_start(*, owner: User, project_id: uuid.UUID | str, kind: str, inlin
         existing = job_in_flight(project=project)
         if existing is not None:
             if inline:
-                raise Conflict("A batch of this book is already queued or running.", code="job_in_flight")
+                raise JobInFlight("A batch of this book is already queued or running.")
             return existing
         if project.status not in STARTABLE:
-            raise Conflict(f"A {project.status} book cannot be processed.", code="project_not_startable")
+            raise ProjectNotStartable(f"A {project.status} book cannot be processed.")
         if kind == JobKind.RETRY_FAILED_PAGES:
             pages = list(retryable_pages(project=project))
             if not pages:
@@ -173,10 +175,9 @@ def _process_start(*, owner: User, project_id: uuid.UUID | str, kind: str, inlin
         else:
             pages = list(next_batch_pages(project=project))
         if inline and any(not page.prepared for page in pages):
-            raise Conflict(
+            raise PagesNotReady(
                 "The pages of the next batch are still being prepared; use process, which starts the batch as "
                 "soon as they are ready.",
-                code="pages_not_ready",
             )
         _engine_check(project, pages)
         quote = batch_gate(project_batch_quote(project=project, page_count=len(pages)))
@@ -488,7 +489,7 @@ def _project_cancel_locked(*, project: Project, operator: User | None) -> Projec
     if project.status in (ProjectStatus.CANCELLED, ProjectStatus.CANCELLING):
         return project
     if project.status in (ProjectStatus.COMPLETE, ProjectStatus.FAILED, ProjectStatus.CREATED):
-        raise Conflict(f"A {project.status} book has nothing to cancel.", code="project_not_cancellable")
+        raise ProjectNotCancellable(f"A {project.status} book has nothing to cancel.")
     reason = cancel_reason(operator=operator)
     job = job_in_flight(project=project)
     if job is not None and job.status == JobStatus.RUNNING:

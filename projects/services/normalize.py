@@ -38,6 +38,7 @@ from core.errors import ServiceError
 from core.markdown import markdown_unescape
 from core.storage import storage_delete_quietly
 from core.uploads import owned_temporary_file
+from projects.errors import ProjectNotEditable
 from projects.events import status_changed_publish
 from projects.intake.poppler import pdf_title
 from projects.intake.rendering import RenderedPage, pages_render, thumbnail_make
@@ -103,7 +104,7 @@ def project_normalize(*, project: Project) -> Project:
             detail = "This project cannot be normalized: it is " + project.status
             if project.failure_reason:
                 detail += f" ({project.failure_reason})"
-            raise ServiceError(detail + ".", code="project_not_editable")
+            raise ProjectNotEditable(detail + ".")
         if not _normalize_startable(project):
             return project
         _page_rows_ensure(project)

@@ -15,8 +15,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import User
-from core.errors import ServiceError, ValidationFailed
+from core.errors import ValidationFailed
 from core.storage import storage_delete_on_commit
+from projects.errors import ProjectNotEditable, SourceConflict, SourcePathForbidden
 from projects.intake.sniffing import source_inspect
 from projects.models import Page, Project, ProjectStatus, Upload
 from projects.selectors.languages import language_pair_check, project_pairs_check
@@ -49,7 +50,7 @@ def project_create(
     cannot translate are refused first (400 language_pair_unsupported), adopting nothing."""
     sources = [value for value in (upload_key, anonymous_upload_key, source_path) if value]
     if len(sources) != 1:
-        raise ServiceError("Give exactly one of uploadKey, anonymousUploadKey and sourcePath.", code="source_conflict")
+        raise SourceConflict("Give exactly one of uploadKey, anonymousUploadKey and sourcePath.")
     target = target_language_resolve(owner=owner, requested=target_language_code)
     language_pair_check(source_language=source_language_override or None, target_language=target)
     with transaction.atomic():
@@ -97,9 +98,7 @@ def source_path_resolve(*, owner: User, source_path: str) -> Path:
 
     Links are resolved first, so no link can lead outside the allowed folders.
     """
-    forbidden = ServiceError(
-        "A server path is for staff, and only inside the configured folders.", code="source_path_forbidden"
-    )
+    forbidden = SourcePathForbidden("A server path is for staff, and only inside the configured folders.")
     if not owner.is_staff or not settings.SOURCE_PATH_ROOTS:
         raise forbidden
     resolved = Path(os.path.realpath(source_path))
@@ -132,9 +131,7 @@ def project_update(
             fields.append("name")
         if target_language_code is not None and target_language_code != project.target_language_code:
             if project.status not in _NOT_STARTED or project.approval_count:
-                raise ServiceError(
-                    "The target language cannot change once translation has started.", code="project_not_editable"
-                )
+                raise ProjectNotEditable("The target language cannot change once translation has started.")
             project.target_language_code = target_language_code
             fields.append("target_language_code")
         if clear_source_language_override or source_language_override is not None:

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Conflict
+from projects.errors import PageNotReviewable
 from projects.models import Page, PageStatus, Project, ProjectStatus
 from projects.services.jobs import ladder_advance
 
@@ -33,7 +33,7 @@ def page_approve(*, project: Project, page: Page) -> Page:
                 locked.save(update_fields=["review_flags", "updated_at"])
             return locked
         if locked.status != PageStatus.FAILED or not locked.translation:
-            raise Conflict("Only a translated page can be approved.", code="page_not_reviewable")
+            raise PageNotReviewable("Only a translated page can be approved.")
         locked.status, locked.failure_reason, locked.updated_at = PageStatus.APPROVED, "", timezone.now()
         locked.review_flags = []
         locked.save(update_fields=["status", "failure_reason", "review_flags", "updated_at"])
@@ -47,7 +47,7 @@ def page_reject(*, project: Project, page: Page, reason: str = "") -> Page:
         locked_project = Project.objects.select_for_update().get(pk=project.pk)
         locked = Page.objects.select_for_update().get(pk=page.pk, project=project)
         if locked.status != PageStatus.APPROVED:
-            raise Conflict("Only an approved page can be rejected.", code="page_not_reviewable")
+            raise PageNotReviewable("Only an approved page can be rejected.")
         locked.status = PageStatus.FAILED
         locked.failure_reason = f"Rejected in review{': ' + reason if reason else '.'}"[:2000]
         locked.attempts = min(locked.attempts, settings.PAGE_MAX_ATTEMPTS - 1)

@@ -30,7 +30,6 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from accounts.models import User
-from core.errors import ServiceError
 from core.storage import (
     storage_delete_on_commit,
     storage_delete_quietly,
@@ -38,6 +37,7 @@ from core.storage import (
     storage_tree_delete_quietly,
 )
 from core.uploads import UploadLimits, extension_of, owned_temporary_file
+from projects.errors import UploadAlreadyUsed, UploadKeyUnknown, UploadTooLarge
 from projects.intake.sniffing import source_inspect, source_words_estimate
 from projects.models import Project, Upload
 
@@ -49,10 +49,6 @@ UPLOADS_FOLDER = "uploads"
 # orphan yet (a 500 MiB file takes minutes to reach S3, and is dated when it arrives).
 ORPHAN_GRACE = timedelta(hours=1)
 _ROWS_PER_QUERY = 1000
-
-
-class UploadTooLarge(ServiceError):
-    code = "request_too_large"
 
 
 def upload_limits() -> UploadLimits:
@@ -157,9 +153,7 @@ def upload_claim(*, owner: User, raw_key: str, anonymous: bool) -> Upload:
     adopted is `upload_already_used`.
     """
     field = "anonymousUploadKey" if anonymous else "uploadKey"
-    unknown = ServiceError(
-        "No upload with this key exists for you, or it expired.", code="upload_key_unknown", field=field
-    )
+    unknown = UploadKeyUnknown("No upload with this key exists for you, or it expired.", field=field)
     prefix = ANONYMOUS_KEY_PREFIX if anonymous else OWNER_KEY_PREFIX
     if not raw_key.startswith(prefix):
         raise unknown
@@ -170,7 +164,7 @@ def upload_claim(*, owner: User, raw_key: str, anonymous: bool) -> Upload:
     if upload is None:
         raise unknown
     if upload.adopted_at is not None:
-        raise ServiceError(code="upload_already_used", field=field)
+        raise UploadAlreadyUsed(field=field)
     if upload.expires_at <= timezone.now():
         raise unknown
     upload.owner = owner

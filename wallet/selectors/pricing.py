@@ -21,19 +21,10 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from accounts.models import User
-from core.errors import ServiceError
 from core.money import MONEY_QUANTUM, round_cap_down, round_estimate_up
+from wallet.errors import InsufficientCredit, NothingToProcess, SpendingCeilingReached
 from wallet.models import ZERO, Wallet
 from wallet.selectors.wallet import spent_this_month, wallet_settings_of
-from wallet.services.ledger import InsufficientCredit
-
-
-class SpendingCeilingReached(ServiceError):
-    """The batch would take this month's spending past the owner's ceiling (402
-    spending_ceiling_reached): more credit does not help, a higher ceiling or the next
-    month does."""
-
-    code = "spending_ceiling_reached"
 
 
 @dataclass(frozen=True)
@@ -278,4 +269,4 @@ def batch_gate(quote: BatchQuote) -> BatchQuote:
             spent_this_month_usd=float(quote.spent_this_month),
             estimated_usd=float(quote.estimated),
         )
-    raise ServiceError(quote.explanation, code="nothing_to_process")
+    raise NothingToProcess(quote.explanation)

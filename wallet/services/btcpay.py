@@ -34,8 +34,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import ServiceError
-from wallet import problems_btcpay  # noqa: F401  (registers btcpay_signature_invalid)
+from core.errors import MalformedRequest
+from wallet.errors import BtcpaySignatureInvalid, PaymentMethodUnavailable, PaymentProviderError
 from wallet.models import TopUp, TopUpMethod, TopUpStatus
 from wallet.services import topups
 
@@ -52,10 +52,8 @@ PROCESSING_MESSAGE = "Payment seen, waiting for confirmations."
 PARTIAL_MESSAGE = "Part of the amount has been received; the rest is still due before the invoice expires."
 
 
-class ProviderError(ServiceError):
+class ProviderError(PaymentProviderError):
     """BTCPay Server could not be reached or answered with an error (502)."""
-
-    code = "payment_provider_error"
 
 
 class InvoiceMissing(ProviderError):
@@ -72,7 +70,7 @@ def _configured() -> bool:
 def configured_or_refuse() -> None:
     """Refuses crypto top-ups (403 payment_method_unavailable) unless a BTCPay store is configured."""
     if not _configured():
-        raise ServiceError(code="payment_method_unavailable")
+        raise PaymentMethodUnavailable()
 
 
 def _store_url(path: str) -> str:
@@ -311,10 +309,10 @@ def _signature_verify(*, payload: bytes, signature: str | None) -> None:
     secret = settings.BTCPAY_WEBHOOK_SECRET
     # Without a secret anyone could compute a "valid" signature, so nothing is accepted.
     if not secret or not signature:
-        raise ServiceError(code="btcpay_signature_invalid")
+        raise BtcpaySignatureInvalid()
     expected = SIGNATURE_PREFIX + hmac.new(secret.encode(), payload, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected.encode(), signature.strip().lower().encode("utf-8", "replace")):
-        raise ServiceError(code="btcpay_signature_invalid")
+        raise BtcpaySignatureInvalid()
 
 
 def webhook_handle(*, payload: bytes, signature: str | None) -> None:
@@ -327,9 +325,9 @@ def webhook_handle(*, payload: bytes, signature: str | None) -> None:
     try:
         event = json.loads(payload)
     except ValueError:
-        raise ServiceError("The webhook body is not JSON.", code="malformed_request") from None
+        raise MalformedRequest("The webhook body is not JSON.") from None
     if not isinstance(event, dict):
-        raise ServiceError("The webhook body is not a JSON object.", code="malformed_request")
+        raise MalformedRequest("The webhook body is not a JSON object.")
     invoice_id, store_id = event.get("invoiceId"), event.get("storeId")
     if not isinstance(invoice_id, str) or not invoice_id or store_id != settings.BTCPAY_STORE_ID:
         logger.info("BTCPay webhook %r ignored: no invoice of this store", event.get("type"))

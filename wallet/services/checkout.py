@@ -11,7 +11,8 @@ from decimal import Decimal
 from django.conf import settings
 
 from accounts.models import User
-from core.errors import ServiceError, ValidationFailed
+from core.errors import IdempotencyKeyReused, ValidationFailed
+from wallet.errors import ManualTopUpDisabled
 from wallet.models import TopUp, TopUpMethod, TopUpStatus
 from wallet.services import btcpay, stripe_gateway
 from wallet.services.topups import saved_card_for, top_up_amount_clean, top_up_confirm, top_up_open, whole_cents
@@ -40,7 +41,7 @@ def top_up_request(
         return _top_up_resume(existing, amount=amount, method=method, saved_card_id=saved_card_id, coin=coin)
     if method == TopUpMethod.MANUAL:
         if not settings.DEVELOPMENT_DEPLOYMENT:
-            raise ServiceError(code="manual_top_up_disabled")
+            raise ManualTopUpDisabled()
         top_up = top_up_open(user=user, amount=amount, method=method, client_key=client_key)
         return top_up_confirm(top_up_id=top_up.pk, memo="manual top-up (development deployment)")
     if method == TopUpMethod.CARD:
@@ -77,7 +78,7 @@ def _top_up_resume(
     if (top_up.amount, top_up.method) != (amount, method) or (
         method == TopUpMethod.CARD and top_up.saved_card_id != saved_card_id and top_up.saved_card_id is not None
     ):
-        raise ServiceError(code="idempotency_key_reused")
+        raise IdempotencyKeyReused()
     if top_up.status != TopUpStatus.PENDING:
         return top_up
     if method == TopUpMethod.MANUAL:

@@ -13,9 +13,18 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from core.errors import Conflict, ServiceError, ValidationFailed
+from core.errors import ValidationFailed
 from core.events import publish
 from core.money import money_text_is_plain, round_amount
+from wallet.errors import (
+    ChargeNotFound,
+    CreditCauseUsed,
+    HoldCauseUsed,
+    HoldResolved,
+    InsufficientCredit,
+    RefundExists,
+    TopUpInFlight,
+)
 from wallet.events import BalanceFell, CreditLanded, SpendingRoomGrew
 from wallet.models import (
     CREDIT_KINDS,
@@ -31,17 +40,6 @@ from wallet.models import (
     Wallet,
     WalletSettings,
 )
-
-
-class InsufficientCredit(ServiceError):
-    """Spendable credit does not cover the amount. `shortfall` (Decimal) is the missing
-    part; the problem body carries it as a JSON number (`shortfall`)."""
-
-    code = "insufficient_credit"
-
-    def __init__(self, *, shortfall: Decimal) -> None:
-        self.shortfall = shortfall
-        super().__init__(f"Spendable credit is short by {shortfall} USD.", code=self.code, shortfall=float(shortfall))
 
 
 def money_quantize(*, value: Decimal | int | str, field: str = "amount", allow_zero: bool = False) -> Decimal:
@@ -120,7 +118,7 @@ def wallet_credit(
         existing = LedgerEntry.objects.filter(kind=kind, cause_type=cause_type, cause_id=cause_id).first()
         if existing is not None:
             if existing.wallet_id != wallet.pk:
-                raise ServiceError(code="credit_cause_used")
+                raise CreditCauseUsed()
             return existing
         wallet.balance += amount
         try:
@@ -130,7 +128,7 @@ def wallet_credit(
                 )
         except IntegrityError:
             # Another wallet took this cause between our check and our insert.
-            raise ServiceError(code="credit_cause_used") from None
+            raise CreditCauseUsed() from None
         user_id = user.pk
         publish(CreditLanded(user_id=user_id, amount=amount))
         return entry
@@ -148,7 +146,7 @@ def hold_place(*, user: User, amount: Decimal, cause_type: str, cause_id: str) -
         existing = Hold.objects.filter(cause_type=cause_type, cause_id=cause_id).first()
         if existing is not None:
             if existing.wallet_id != wallet.pk:
-                raise ServiceError(code="hold_cause_used")
+                raise HoldCauseUsed()
             return existing
         if wallet.unlimited:
             return Hold.objects.create(wallet=wallet, amount=ZERO, cause_type=cause_type, cause_id=cause_id)
@@ -193,7 +191,7 @@ def hold_settle(*, hold: Hold, amount: Decimal, memo: str = "") -> LedgerEntry |
             return locked.charge_entry
         if locked.state == HoldState.RELEASED:
             _sync(hold, locked)
-            raise ServiceError("The hold was released; it cannot be settled.", code="hold_resolved")
+            raise HoldResolved("The hold was released; it cannot be settled.")
         charge = min(measured, locked.amount)
         cause = {"cause_type": locked.cause_type, "cause_id": locked.cause_id}
         if locked.amount > 0:
@@ -294,7 +292,7 @@ def wallet_operator_debit(*, user: User, amount: Decimal, reason: str, operator:
         ).first()
         if existing is not None:
             if existing.wallet_id != wallet.pk or existing.amount > 0:
-                raise ServiceError(code="credit_cause_used")
+                raise CreditCauseUsed()
             return existing
         if amount > wallet.spendable:
             raise ValidationFailed(
@@ -313,12 +311,6 @@ def wallet_operator_debit(*, user: User, amount: Decimal, reason: str, operator:
         return entry
 
 
-class RefundExists(ServiceError):
-    """The batch charge of this job was refunded already (409 refund_exists)."""
-
-    code = "refund_exists"
-
-
 def batch_charge_refund(*, job_id: str, amount: Decimal, reason: str, operator: User) -> LedgerEntry:
     """An operator's refund of a batch charge: a `refund` entry under the cause (job,
     job_id) on the wallet that was charged, at most what was charged for the job, once per
@@ -334,7 +326,7 @@ def batch_charge_refund(*, job_id: str, amount: Decimal, reason: str, operator: 
         .first()
     )
     if charge is None:
-        raise ServiceError(code="charge_not_found")
+        raise ChargeNotFound()
     with transaction.atomic():
         _wallet_lock(user=charge.wallet.user)
         if LedgerEntry.objects.filter(kind=EntryKind.REFUND, cause_type=CauseType.JOB, cause_id=job_id).exists():
@@ -360,7 +352,7 @@ def wallet_account_close(*, user: User) -> None:
     forgotten. The wallet row, its ledger, its holds and its top-ups stay, unchanged, as
     financial records: the sums still add up."""
     if TopUp.objects.filter(user=user, status=TopUpStatus.PENDING).exists():
-        raise Conflict(code="top_up_in_flight")
+        raise TopUpInFlight()
     SavedCard.objects.filter(user=user).delete()
     WalletSettings.objects.filter(wallet__user=user).update(
         auto_top_up_threshold=None,

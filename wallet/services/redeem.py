@@ -25,8 +25,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from core.errors import ServiceError, ValidationFailed
+from core.errors import IdempotencyKeyReused, ValidationFailed
 from core.events import publish
+from wallet.errors import RedeemCodeExpired, RedeemCodeUnknown, RedeemCodeUsed, RedeemCodeVoid
 from wallet.events import TopUpConfirmed
 from wallet.models import CauseType, EntryKind, RedeemBatch, RedeemCode, TopUp, TopUpMethod, TopUpStatus
 from wallet.services.ledger import money_quantize, wallet_credit
@@ -45,12 +46,6 @@ _MISREAD = str.maketrans({"O": "0", "I": "1", "L": "1"})
 _SEPARATORS = str.maketrans("", "", "- \t\r\n")
 MAX_CODES_PER_BATCH = 10_000
 CSV_HEADER = ["code", "amount", "currency", "expires_utc", "batch"]
-
-
-class RedeemRejected(ServiceError):
-    """The code cannot be redeemed; `code` says why (unknown, used, expired, void)."""
-
-    code = "redeem_code_unknown"
 
 
 def code_normalize(code: str) -> str:
@@ -141,12 +136,12 @@ def codes_csv(*, batch: RedeemBatch, codes: list[str]) -> str:
 def _refuse(code: RedeemCode) -> None:
     """Raises the reason this (locked) code cannot be redeemed now, if there is one."""
     if code.redeemed_at is not None:
-        raise RedeemRejected("This code has already been redeemed.", code="redeem_code_used")
+        raise RedeemCodeUsed("This code has already been redeemed.")
     batch = code.batch
     if code.voided_at is not None or batch.voided_at is not None:
-        raise RedeemRejected("This code was withdrawn by the issuer.", code="redeem_code_void")
+        raise RedeemCodeVoid("This code was withdrawn by the issuer.")
     if batch.expires_at is not None and batch.expires_at <= timezone.now():
-        raise RedeemRejected("This code has expired.", code="redeem_code_expired")
+        raise RedeemCodeExpired("This code has expired.")
 
 
 def code_redeem(*, user: User, code: str, client_key: str | None = None) -> TopUp:
@@ -159,7 +154,7 @@ def code_redeem(*, user: User, code: str, client_key: str | None = None) -> TopU
     redeem_code_used; the key already naming another top-up is 422 idempotency_key_reused."""
     normalized = code_normalize(code)
     if not normalized:
-        raise RedeemRejected("No such code.", code="redeem_code_unknown")
+        raise RedeemCodeUnknown("No such code.")
     with transaction.atomic():
         found = (
             RedeemCode.objects.select_for_update(of=("self",))
@@ -168,11 +163,11 @@ def code_redeem(*, user: User, code: str, client_key: str | None = None) -> TopU
             .first()
         )
         if found is None:
-            raise RedeemRejected("No such code.", code="redeem_code_unknown")
+            raise RedeemCodeUnknown("No such code.")
         named = TopUp.objects.filter(user=user, client_key=client_key).first() if client_key else None
         if named is not None:
             if named.provider_reference != f"redeem_code:{found.pk}":
-                raise ServiceError(code="idempotency_key_reused")
+                raise IdempotencyKeyReused()
             return named
         _refuse(found)
         now = timezone.now()

@@ -29,10 +29,10 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-import wallet.problems_stripe  # noqa: F401  (registers stripe_signature_invalid)
 from accounts.models import User
-from core.errors import NotFound, ServiceError, ValidationFailed
+from core.errors import NotFound, ValidationFailed
 from core.money import is_whole_cents
+from wallet.errors import PaymentMethodUnavailable, PaymentProviderError, StripeSignatureInvalid
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpStatus, WalletSettings
 from wallet.services import topups
 from wallet.services.ledger import wallet_get_or_create
@@ -63,7 +63,7 @@ CHARGE_UNREACHABLE_MESSAGE = (
 def configured_or_refuse() -> None:
     """Refuses card top-ups (403 payment_method_unavailable) while no Stripe key is set."""
     if not settings.STRIPE_SECRET_KEY:
-        raise ServiceError(code="payment_method_unavailable")
+        raise PaymentMethodUnavailable()
 
 
 def _client() -> stripe.StripeClient:
@@ -93,11 +93,11 @@ def _cents(amount: Decimal) -> int | None:
     return int(amount * 100)
 
 
-def _provider_failure(*, top_up: TopUp, error: stripe.StripeError, message: str) -> ServiceError:
+def _provider_failure(*, top_up: TopUp, error: stripe.StripeError, message: str) -> PaymentProviderError:
     """Ends the top-up as failed (nothing credited) and returns the 502 to raise."""
     logger.warning("Stripe call for top-up %s failed: %r", top_up.reference, error)
     topups.top_up_resolve(top_up_id=top_up.pk, status=TopUpStatus.FAILED, message=message)
-    return ServiceError(message, code="payment_provider_error")
+    return PaymentProviderError(message)
 
 
 def _owner_lock(*, user: User) -> WalletSettings:
@@ -326,14 +326,14 @@ def webhook_handle(*, payload: bytes, signature: str | None) -> None:
     changes nothing."""
     secret = settings.STRIPE_WEBHOOK_SECRET
     if not secret:
-        raise ServiceError("No Stripe webhook signing secret is configured.", code="payment_method_unavailable")
+        raise PaymentMethodUnavailable("No Stripe webhook signing secret is configured.")
     if not signature:
-        raise ServiceError("The Stripe-Signature header is missing.", code="stripe_signature_invalid")
+        raise StripeSignatureInvalid("The Stripe-Signature header is missing.")
     try:
         event = stripe.Webhook.construct_event(payload, signature, secret)
     except (stripe.SignatureVerificationError, ValueError) as error:
         logger.warning("Stripe webhook refused: %s", error)
-        raise ServiceError(code="stripe_signature_invalid") from error
+        raise StripeSignatureInvalid() from error
     data = event.to_dict()
     event_type = data.get("type")
     handler = _EVENT_HANDLERS.get(str(event_type))
@@ -459,7 +459,7 @@ def _card_keep_from_intent(*, user: User, intent_id: str) -> SavedCard | None:
         intent = _client().v1.payment_intents.retrieve(intent_id, params={"expand": ["payment_method"]}).to_dict()
     except stripe.StripeError as error:
         logger.warning("Stripe intent %s could not be read to save its card: %r", intent_id, error)
-        raise ServiceError(code="payment_provider_error") from error
+        raise PaymentProviderError() from error
     method = intent.get("payment_method")
     if not isinstance(method, dict) or method.get("type") != "card" or not method.get("customer"):
         logger.info("Stripe intent %s paid without a saved card; none kept", intent_id)
@@ -513,7 +513,7 @@ def card_remove(*, owner: User, card_id: uuid.UUID) -> None:
         logger.info("Stripe did not detach %s (%r); forgetting the card", card.stripe_payment_method_id, error)
     except stripe.StripeError as error:
         logger.warning("Stripe could not detach %s: %r", card.stripe_payment_method_id, error)
-        raise ServiceError(code="payment_provider_error") from error
+        raise PaymentProviderError() from error
     with transaction.atomic():
         prefs = _owner_lock(user=owner)
         SavedCard.objects.filter(user=owner, pk=card_id).delete()

@@ -16,6 +16,23 @@ from tests.e2e.processes import Service as Process
 from tests.e2e.processes import Services, free_port, service_env, wait_until
 
 
+def command_run(
+    argv: list[str], env: Mapping[str, str], *, cwd: Path = REPO_ROOT, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Runs the command to its end, its output captured as text; the caller reads its exit
+    status."""
+    return subprocess.run(argv, env=dict(env), cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def celery_inspect(command: str, node: str, env: Mapping[str, str], *options: str) -> str:
+    """What `celery inspect <command>` prints for the worker `node`; the command must succeed."""
+    done = command_run(
+        [sys.executable, "-m", "celery", "-A", "config", "inspect", command, "-d", node, *options], env, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def local_env(service: Service, var_dir: Path, **overrides: str) -> dict[str, str]:
     """The service's compose environment with this test's PostgreSQL, Redis, files and the
     echo engine in place of the stack's hosts; its metrics folder (the container's tmpfs)
@@ -78,7 +95,7 @@ def assert_process_answers(command: list[str], env: Mapping[str, str], *, what: 
     outputs: list[str] = []
 
     def answers() -> bool:
-        done = subprocess.run(command, env=dict(env), cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+        done = command_run(command, env, timeout=60)
         outputs.append(done.stdout + done.stderr)
         return done.returncode == 0
 

@@ -26,18 +26,11 @@ ENGINES_DOC = REPO_ROOT / "docs" / "engines.md"
 SETTINGS_FILE = REPO_ROOT / "config" / "settings.py"
 README = REPO_ROOT / "README.md"
 DOCKERIGNORE = REPO_ROOT / ".dockerignore"
-# The service's own packages (what the images run; tests and benchmarks are not shipped).
-FIRST_PARTY = [
-    "config",
-    "core",
-    "bookstructure",
-    "accounts",
-    "projects",
-    "wallet",
-    "translation",
-    "exports",
-    "webhooks",
-]
+# The service's own packages, what the images run: every package at the top of the
+# repository but the tests and the benchmarks, which are not shipped.
+FIRST_PARTY = sorted(
+    path.parent.name for path in REPO_ROOT.glob("*/__init__.py") if path.parent.name not in {"tests", "bench"}
+)
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 

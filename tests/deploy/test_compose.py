@@ -18,7 +18,15 @@ import pytest
 from django.core.management import get_commands
 
 from config.celery_app import WORK_QUEUES
-from tests.deploy.local import assert_process_answers, healthcheck_argv, local_argv, local_env, started
+from tests.deploy.local import (
+    assert_process_answers,
+    celery_inspect,
+    command_run,
+    healthcheck_argv,
+    local_argv,
+    local_env,
+    started,
+)
 from tests.deploy.stack import (
     COMPOSE_FILE,
     DEPLOY_DOC,
@@ -362,14 +370,8 @@ def test_the_production_environment_passes_the_deploy_checks(stack, name):
     env = production_env(stack, name)
     assert env["DEBUG"] == "false"
     assert len(env["SECRET_KEY"]) >= 50
-    checked = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    checked = command_run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], env, timeout=120
     )
     output = checked.stdout + checked.stderr
     assert checked.returncode == 0, output
@@ -443,15 +445,7 @@ def test_each_worker_command_starts_on_its_queues_and_answers_its_health_check(s
     assert f"{node}: OK" in output
     assert "pong" in output
     assert httpx.get(f"http://127.0.0.1:{env['WORKER_METRICS_PORT']}/metrics", timeout=10).status_code == 200
-    queues = subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "config", "inspect", "active_queues", "-d", node],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    queues = celery_inspect("active_queues", node, env)
     assert set(re.findall(r"'name': '(\w+)'", queues)) == queues_of(worker.argv)
 
 

@@ -8,8 +8,6 @@ the pages its prefork children translated."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
 
@@ -18,8 +16,15 @@ import pytest
 
 from accounts.models import User
 from projects.models import JobStatus, PageStatus, Project
-from tests.deploy.local import assert_process_answers, healthcheck_argv, local_argv, local_env, started
-from tests.deploy.stack import REPO_ROOT, Service, node_of
+from tests.deploy.local import (
+    assert_process_answers,
+    celery_inspect,
+    healthcheck_argv,
+    local_argv,
+    local_env,
+    started,
+)
+from tests.deploy.stack import Service, node_of
 from tests.e2e.processes import Services, book_create, free_port, wait_until
 from tests.support.pdfs import pdf_bytes
 from tests.webhooks.receiver import Receiver, running_receiver
@@ -37,16 +42,7 @@ LOOPBACK_WEBHOOKS = {"WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true"}
 
 def tasks_run_by(node: str, env: Mapping[str, str]) -> dict[str, int]:
     """How many tasks of each name the worker `node` has run (`celery inspect stats`)."""
-    stats = subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "config", "inspect", "stats", "-d", node, "--json"],
-        env=dict(env),
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return json.loads(stats.stdout)[node]["total"]
+    return json.loads(celery_inspect("stats", node, env, "--json"))[node]["total"]
 
 
 def worker_started(services: Services, service: Service, **overrides: str) -> tuple[str, dict[str, str]]:

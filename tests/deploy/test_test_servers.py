@@ -16,6 +16,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.deploy.local import command_run
 from tests.deploy.stack import REPO_ROOT
 from tests.e2e.processes import free_port
 
@@ -29,14 +30,8 @@ def lib_sh(clone: Path, command: str) -> str:
     """Runs `command` after sourcing the clone's scripts/lib.sh, from the clone (as `make
     test` does, with the default VAR_DIR); its output."""
     env = {name: value for name, value in os.environ.items() if name != "VAR_DIR"}
-    done = subprocess.run(
-        ["bash", "-c", f"set -euo pipefail; source scripts/lib.sh; {command}"],
-        cwd=clone,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    done = command_run(
+        ["bash", "-c", f"set -euo pipefail; source scripts/lib.sh; {command}"], env, cwd=clone, timeout=180
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout.strip()

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import User
-from core.errors import NotFound
+from core.selectors import object_get_or_not_found
 from webhooks.models import DeliveryAttempt, WebhookDelivery, WebhookSubscription
 
 
@@ -18,10 +17,9 @@ def subscription_list_for_owner(*, owner: User) -> QuerySet[WebhookSubscription]
 
 def subscription_get_for_owner(*, owner: User, subscription_id: uuid.UUID | str) -> WebhookSubscription:
     """The owner's subscription; someone else's is NotFound, exactly like a missing one."""
-    try:
-        return WebhookSubscription.objects.get(owner=owner, pk=subscription_id)
-    except (WebhookSubscription.DoesNotExist, ValueError, ValidationError):
-        raise NotFound("No such webhook.") from None
+    return object_get_or_not_found(
+        WebhookSubscription.objects.filter(owner=owner), pk=subscription_id, message="No such webhook."
+    )
 
 
 def subscriptions_for_event(*, owner_id: uuid.UUID, event_type: str) -> list[WebhookSubscription]:
@@ -39,7 +37,6 @@ def delivery_log_for_subscription(*, subscription: WebhookSubscription) -> Query
 def delivery_get_for_subscription(
     *, subscription: WebhookSubscription, delivery_id: uuid.UUID | str
 ) -> WebhookDelivery:
-    try:
-        return subscription.deliveries.get(pk=delivery_id)
-    except (WebhookDelivery.DoesNotExist, ValueError, ValidationError):
-        raise NotFound("No such delivery of this webhook.") from None
+    return object_get_or_not_found(
+        subscription.deliveries.all(), pk=delivery_id, message="No such delivery of this webhook."
+    )

@@ -13,10 +13,11 @@ import redis
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from exports.models import ExportFile, ExportStatus
 from exports.tasks import export_render
-from projects.models import PageStatus, ProjectStatus
+from projects.models import PageStatus, Project, ProjectStatus
 from tests.factories import ProjectFactory, pages_add
 from tests.support.problems import assert_problem
 
@@ -64,6 +65,13 @@ def run_export_queue() -> int:
         export_render(str(export_id))
         ran += 1
     return ran
+
+
+def the_exported_text(auth_client: APIClient, project: Project) -> str:
+    """Runs the export queue; the text of the book's one listed export, downloaded."""
+    run_export_queue()
+    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
+    return b"".join(auth_client.get(listed["url"]).streaming_content).decode()
 
 
 def test_a_format_is_made_on_the_export_queue_listed_and_downloaded(user, auth_client):
@@ -120,9 +128,7 @@ def test_asking_again_does_not_render_twice_but_a_changed_book_gets_a_new_file(u
         f"/v1/projects/{project.pk}/export", {"format": "Markdown"}, format="json", HTTP_IDEMPOTENCY_KEY="newer"
     ).json()
     assert newer[0]["fileName"] != first[0]["fileName"]
-    run_export_queue()
-    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
-    assert "Une nouvelle traduction." in b"".join(auth_client.get(listed["url"]).streaming_content).decode()
+    assert "Une nouvelle traduction." in the_exported_text(auth_client, project)
 
 
 def test_a_book_in_progress_needs_allow_partial_and_marks_what_is_missing(user, auth_client):
@@ -135,9 +141,7 @@ def test_a_book_in_progress_needs_allow_partial_and_marks_what_is_missing(user, 
     )
     assert accepted.status_code == 202
     assert accepted.json()[0]["isPartial"] is True
-    run_export_queue()
-    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
-    body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
+    body = the_exported_text(auth_client, project)
     assert "La page 3 n’est pas encore traduite." in body  # in the book's language (French)
 
 
@@ -150,9 +154,7 @@ def test_failed_pages_are_marked_in_the_text_not_dropped(user, auth_client):
         failure_reason="the page is in pl, and the engine has no pl->fr pair",
     )
     auth_client.post(f"/v1/projects/{project.pk}/export", {"format": "PlainText"}, format="json")
-    run_export_queue()
-    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
-    body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
+    body = the_exported_text(auth_client, project)
     # In the book's language (French), the reason from the failure code; the engine's
     # own (English, operator's) words stay out of the book.
     assert (
@@ -171,9 +173,7 @@ def test_a_failed_page_keeps_its_original_text_and_a_blank_page_stays_blank(user
     )
     project.pages.filter(index=3).update(status=PageStatus.APPROVED, translation="", text_layer="")  # an empty page
     auth_client.post(f"/v1/projects/{project.pk}/export", {"format": export_format}, format="json")
-    run_export_queue()
-    (listed,) = auth_client.get(f"/v1/projects/{project.pk}/exports").json()
-    body = b"".join(auth_client.get(listed["url"]).streaming_content).decode()
+    body = the_exported_text(auth_client, project)
     assert (
         "La page 2 n’a pas pu être traduite\u00a0: le moteur de traduction a échoué. Son texte original suit, "
         "non traduit." in body

@@ -133,14 +133,20 @@ def test_failed_and_untranslated_pages_are_marked_in_place_never_dropped(rendere
     assert "the engine timed out" not in readable  # the engine's own words are for operators
 
 
+def _rendered_with_page_markers(renderer: Renderer, book: ExportBook, marker: str) -> tuple[str, str]:
+    """The three-page book rendered with page markers (each page's number found once, in
+    order, on a line matching `marker`) and without; both texts."""
+    with_markers = _render(renderer, book, ExportOptions(page_markers=True))
+    assert re.findall(marker, with_markers, flags=re.MULTILINE) == ["1", "2", "3"]
+    return with_markers, _render(renderer, book)
+
+
 @pytest.mark.parametrize("language", SIX_LANGUAGES)
 def test_markdown_page_markers_are_comments_before_each_page_when_asked(language):
     book = sample_book(language, pages=3, failed=frozenset({2}))
 
-    with_markers = _render(MarkdownRenderer(), book, ExportOptions(page_markers=True))
-    without = _render(MarkdownRenderer(), book)
+    with_markers, without = _rendered_with_page_markers(MarkdownRenderer(), book, r"^<!-- page (\d+) -->$")
 
-    assert re.findall(r"^<!-- page (\d+) -->$", with_markers, flags=re.MULTILINE) == ["1", "2", "3"]
     assert_in_order(with_markers, ["<!-- page 1 -->", _heading(language, 1), "<!-- page 2 -->", "<!-- page 3 -->"])
     assert "<!-- page" not in without
     # Each marker is an HTML comment block of its own, which Markdown viewers do not show.
@@ -154,10 +160,8 @@ def test_markdown_page_markers_are_comments_before_each_page_when_asked(language
 def test_plaintext_page_markers_are_lines_before_each_page_when_asked(language):
     book = sample_book(language, pages=3, untranslated=frozenset({3}))
 
-    with_markers = _render(PlainTextRenderer(), book, ExportOptions(page_markers=True))
-    without = _render(PlainTextRenderer(), book)
+    with_markers, without = _rendered_with_page_markers(PlainTextRenderer(), book, r"^— (\d+) —$")
 
-    assert re.findall(r"^— (\d+) —$", with_markers, flags=re.MULTILINE) == ["1", "2", "3"]
     assert_in_order(with_markers, ["— 1 —", _heading(language, 1), "— 2 —", _heading(language, 2), "— 3 —"])
     assert "—" not in without
 

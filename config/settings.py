@@ -145,12 +145,13 @@ STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")
 if STORAGE_BACKEND == "s3":
     _default_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
+        # A default of None comes back as None (environ's annotations allow only a str).
         "OPTIONS": {
             "bucket_name": env.str("AWS_STORAGE_BUCKET_NAME"),
-            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default=None),
-            "region_name": env.str("AWS_S3_REGION_NAME", default=None),
-            "access_key": env.str("AWS_ACCESS_KEY_ID", default=None),
-            "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default=None),
+            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default=None),  # type: ignore[arg-type]
+            "region_name": env.str("AWS_S3_REGION_NAME", default=None),  # type: ignore[arg-type]
+            "access_key": env.str("AWS_ACCESS_KEY_ID", default=None),  # type: ignore[arg-type]
+            "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default=None),  # type: ignore[arg-type]
             "default_acl": None,
             "file_overwrite": False,
             "querystring_auth": True,

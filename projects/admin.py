@@ -7,6 +7,8 @@ the operator's name. See docs/operations.md."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
 from django.db.models import F, QuerySet
 from django.http import HttpRequest
@@ -30,7 +32,7 @@ class ChargedBelowMeasuredFilter(admin.SimpleListFilter):
     title = "charge"
     parameter_name = "charge"
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
         return [("below_measured", "Charged below measured cost")]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Job]) -> QuerySet[Job]:
@@ -40,7 +42,7 @@ class ChargedBelowMeasuredFilter(admin.SimpleListFilter):
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(admin.ModelAdmin[Job]):
     list_display = [
         "id",
         "project",
@@ -132,7 +134,7 @@ class JobAdmin(admin.ModelAdmin):
         self.message_user(request, f"{cancelled} queued job(s) cancelled.", messages.SUCCESS)
 
 
-class PageInline(admin.TabularInline):
+class PageInline(admin.TabularInline[Page, Project]):
     model = Page
     fields = ("index", "status", "included", "attempts", "cost_usd", "failure_reason")
     readonly_fields = fields
@@ -144,7 +146,7 @@ class PageInline(admin.TabularInline):
         return False
 
 
-class JobInline(admin.TabularInline):
+class JobInline(admin.TabularInline[Job, Project]):
     model = Job
     fields = ("kind", "status", "page_count", "held_usd", "charged_usd", "progress_note", "enqueued_at")
     readonly_fields = fields
@@ -158,7 +160,7 @@ class JobInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(admin.ModelAdmin[Project]):
     list_display = ["name", "owner", "status", "target_language_code", "approval_count", "created_at"]
     list_filter = ["status", "target_language_code"]
     search_fields = ["id", "name", "owner__email"]
@@ -205,7 +207,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(Page)
-class PageAdmin(admin.ModelAdmin):
+class PageAdmin(admin.ModelAdmin[Page]):
     """Every page with its status, attempts and failure reason; read-only (retry and review
     go through the book)."""
 

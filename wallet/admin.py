@@ -15,13 +15,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AdminSplitDateTime
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Model, Q, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -41,12 +41,14 @@ from wallet.services.ledger import (
 )
 from wallet.services.redeem import MAX_CODES_PER_BATCH, batch_void, code_hash, code_normalize, codes_csv, codes_issue
 
+_Row = TypeVar("_Row", bound=Model)
+
 LEDGER_INLINE_ENTRIES = 50
 MONEY_PERMISSION = "wallet.change_wallet"
 CODES_PERMISSION = "wallet.change_redeembatch"
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(admin.ModelAdmin[_Row]):
     """Rows written only by services: operators look, never add, change or delete."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -71,7 +73,7 @@ def _service_errors_on(form: forms.Form, error: ServiceError) -> None:
 # --- Wallets ---------------------------------------------------------------------------------
 
 
-class NewestEntriesFormSet(BaseInlineFormSet):
+class NewestEntriesFormSet(BaseInlineFormSet[LedgerEntry, Wallet]):
     """Only the newest entries: a busy wallet's whole ledger would not fit one page."""
 
     def get_queryset(self) -> QuerySet[LedgerEntry]:
@@ -80,7 +82,7 @@ class NewestEntriesFormSet(BaseInlineFormSet):
         return self._newest
 
 
-class LedgerEntryInline(admin.TabularInline):
+class LedgerEntryInline(admin.TabularInline[LedgerEntry, Wallet]):
     model = LedgerEntry
     formset = NewestEntriesFormSet
     verbose_name_plural = f"ledger entries (the newest {LEDGER_INLINE_ENTRIES})"
@@ -146,7 +148,7 @@ class RefundForm(forms.Form):
 
 
 @admin.register(Wallet)
-class WalletAdmin(admin.ModelAdmin):
+class WalletAdmin(admin.ModelAdmin[Wallet]):
     """Read-only money; the actions and the add-credit form need the change-wallet
     permission and go through services."""
 
@@ -339,7 +341,7 @@ class WalletAdmin(admin.ModelAdmin):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(ReadOnlyAdmin):
+class LedgerEntryAdmin(ReadOnlyAdmin[LedgerEntry]):
     list_display = [
         "created_at",
         "user_email",
@@ -362,7 +364,7 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Hold)
-class HoldAdmin(ReadOnlyAdmin):
+class HoldAdmin(ReadOnlyAdmin[Hold]):
     list_display = ["created_at", "user_email", "amount", "state", "cause_type", "cause_id", "settled_amount"]
     list_filter = ["state", "cause_type"]
     list_select_related = ["wallet__user"]
@@ -375,7 +377,7 @@ class HoldAdmin(ReadOnlyAdmin):
 
 
 @admin.register(TopUp)
-class TopUpAdmin(ReadOnlyAdmin):
+class TopUpAdmin(ReadOnlyAdmin[TopUp]):
     list_display = ["created_at", "reference", "user", "method", "origin", "amount", "status", "credited_amount"]
     list_filter = ["method", "origin", "status"]
     list_select_related = ["user"]
@@ -384,7 +386,7 @@ class TopUpAdmin(ReadOnlyAdmin):
 
 
 @admin.register(SavedCard)
-class SavedCardAdmin(ReadOnlyAdmin):
+class SavedCardAdmin(ReadOnlyAdmin[SavedCard]):
     list_display = ["user", "brand", "last4", "exp_month", "exp_year", "is_primary", "created_at"]
     list_select_related = ["user"]
     search_fields = ["user__email", "last4", "stripe_payment_method_id"]
@@ -404,7 +406,7 @@ class IssueCodesForm(forms.Form):
 
 
 @admin.register(RedeemBatch)
-class RedeemBatchAdmin(admin.ModelAdmin):
+class RedeemBatchAdmin(admin.ModelAdmin[RedeemBatch]):
     """Add = issue codes (answered with the CSV); void = withdraw the unredeemed codes."""
 
     list_display = ["id", "amount", "count", "redeemed", "unredeemed", "state", "expires_at", "note", "created_at"]
@@ -447,11 +449,13 @@ class RedeemBatchAdmin(admin.ModelAdmin):
 
     @admin.display(description="redeemed", ordering="redeemed_count")
     def redeemed(self, batch: RedeemBatch) -> int:
-        return batch.redeemed_count  # type: ignore[attr-defined]
+        count: int = batch.redeemed_count  # type: ignore[attr-defined]  # annotated by get_queryset
+        return count
 
     @admin.display(description="unredeemed", ordering="unredeemed_count")
     def unredeemed(self, batch: RedeemBatch) -> int:
-        return batch.unredeemed_count  # type: ignore[attr-defined]
+        count: int = batch.unredeemed_count  # type: ignore[attr-defined]  # annotated by get_queryset
+        return count
 
     @admin.display(description="state")
     def state(self, batch: RedeemBatch) -> str:
@@ -514,7 +518,7 @@ class CodeStateFilter(admin.SimpleListFilter):
     title = "state"
     parameter_name = "state"
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
         return [("redeemed", "redeemed"), ("unredeemed", "unredeemed"), ("void", "void")]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[RedeemCode]) -> QuerySet[RedeemCode]:
@@ -530,7 +534,7 @@ class CodeStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(RedeemCode)
-class RedeemCodeAdmin(ReadOnlyAdmin):
+class RedeemCodeAdmin(ReadOnlyAdmin[RedeemCode]):
     """Codes by hint; searching for a whole code finds it by its hash."""
 
     list_display = ["code_hint", "batch", "redeemed_by", "redeemed_at", "voided_at"]

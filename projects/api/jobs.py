@@ -3,6 +3,8 @@ view, jobs, page review and the staff's queue order. Thin: parse, call a service
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
@@ -134,7 +136,7 @@ class QueueMoveView(APIView):
         return Response(JobSerializer(jobs.queue_move(job_id=job_id, **data)).data)
 
 
-class PageRejectInputSerializer(serializers.Serializer):
+class PageRejectInputSerializer(serializers.Serializer[Any]):
     reason = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
     class Meta:

@@ -22,12 +22,12 @@ LANGUAGE_CHOICES = settings.TARGET_LANGUAGES
 # --- Uploads --------------------------------------------------------------------------
 
 
-class UploadInputSerializer(serializers.Serializer):
+class UploadInputSerializer(serializers.Serializer[Any]):
     # An empty file reaches the content check, which answers file_empty.
     file = serializers.FileField(allow_empty_file=True, help_text="The book: a PDF, an image, or a zip of images.")
 
 
-class UploadResultSerializer(serializers.Serializer):
+class UploadResultSerializer(serializers.Serializer[Any]):
     upload_key = serializers.CharField(help_text="Give it to POST /v1/projects as uploadKey.")
     file_name = serializers.CharField(help_text="The sanitized file name.")
     size_bytes = Int64Field()
@@ -49,7 +49,7 @@ class UploadResultSerializer(serializers.Serializer):
         }
 
 
-class AnonymousEstimateSerializer(serializers.Serializer):
+class AnonymousEstimateSerializer(serializers.Serializer[Any]):
     page_count = serializers.IntegerField(help_text="Pages the book will have.")
     word_estimate = serializers.IntegerField(
         help_text="Words of the PDF text layer where there is one; else estimated from a few sample pages read "
@@ -72,7 +72,7 @@ class AnonymousEstimateSerializer(serializers.Serializer):
 # --- Projects and pages ---------------------------------------------------------------
 
 
-class ProjectCreateInputSerializer(serializers.Serializer):
+class ProjectCreateInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(
         max_length=200, required=False, allow_blank=True, help_text="Default: the source file's name."
     )
@@ -89,7 +89,7 @@ class ProjectCreateInputSerializer(serializers.Serializer):
 GLOSSARY_MAX_ENTRIES = 500
 
 
-class GlossaryEntrySerializer(serializers.Serializer):
+class GlossaryEntrySerializer(serializers.Serializer[Any]):
     """A name or term and how it is always translated in this book. A list of pairs (not an
     object keyed by term), so that terms are never touched by the camelCase conversion."""
 
@@ -100,7 +100,7 @@ class GlossaryEntrySerializer(serializers.Serializer):
         ref_name = "GlossaryEntry"
 
 
-class ProjectUpdateInputSerializer(serializers.Serializer):
+class ProjectUpdateInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200, required=False)
     glossary = serializers.ListField(
         child=GlossaryEntrySerializer(),
@@ -143,7 +143,7 @@ REVIEW_FLAGS = (
 )
 
 
-class PageSerializer(serializers.ModelSerializer):
+class PageSerializer(serializers.ModelSerializer[Page]):
     image_url = serializers.SerializerMethodField()
     thumbnail_url = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=PageStatus.choices)
@@ -193,18 +193,18 @@ class PageSerializer(serializers.ModelSerializer):
         return self._url(page, "thumbnail")
 
 
-class NormalizationSerializer(serializers.Serializer):
+class NormalizationSerializer(serializers.Serializer[Any]):
     state = serializers.CharField(source="normalize_state")
     pages_done = serializers.IntegerField(source="normalize_pages_done")
     pages_total = serializers.IntegerField(source="source_page_count")
 
 
-class FailureSerializer(serializers.Serializer):
+class FailureSerializer(serializers.Serializer[Any]):
     code = serializers.CharField(source="failure_code")
     reason = serializers.CharField(source="failure_reason")
 
 
-class ProjectSummarySerializer(serializers.ModelSerializer):
+class ProjectSummarySerializer(serializers.ModelSerializer[Project]):
     """A project without its pages (the list view)."""
 
     owner_id = serializers.UUIDField(allow_null=True)
@@ -289,18 +289,18 @@ class ProjectSerializer(ProjectSummarySerializer):
         return [str(page.pk) for page in self._pages(project) if page.status == PageStatus.IN_PROGRESS]
 
 
-class ProjectListQuerySerializer(serializers.Serializer):
+class ProjectListQuerySerializer(serializers.Serializer[Any]):
     status = serializers.ChoiceField(choices=ProjectStatus.choices, required=False)
 
 
-class PageUpdateInputSerializer(serializers.Serializer):
+class PageUpdateInputSerializer(serializers.Serializer[Any]):
     included = serializers.BooleanField(required=False)
     source_language_override = serializers.ChoiceField(
         choices=LANGUAGE_CHOICES, required=False, allow_null=True, help_text="null clears it."
     )
 
 
-class PageSelectionInputSerializer(serializers.Serializer):
+class PageSelectionInputSerializer(serializers.Serializer[Any]):
     included = serializers.BooleanField(help_text="true includes the pages in the translation, false leaves them out.")
     page_ids = serializers.ListField(child=serializers.UUIDField(), required=False, max_length=10_000)
     indexes = serializers.ListField(
@@ -316,23 +316,23 @@ class PageSelectionInputSerializer(serializers.Serializer):
         return attrs
 
 
-class PageSelectionResultSerializer(serializers.Serializer):
+class PageSelectionResultSerializer(serializers.Serializer[Any]):
     updated = serializers.IntegerField(help_text="How many pages matched.")
 
 
-class PageImageQuerySerializer(serializers.Serializer):
+class PageImageQuerySerializer(serializers.Serializer[Any]):
     variant = serializers.ChoiceField(choices=["full", "thumbnail"], default="full")
 
 
 # --- Processing -----------------------------------------------------------------------
 
 
-class FurnitureLineSerializer(serializers.Serializer):
+class FurnitureLineSerializer(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=["header", "footer", "page_number"])
     text = serializers.CharField()
 
 
-class ReviewSerializer(serializers.ModelSerializer):
+class ReviewSerializer(serializers.ModelSerializer[Page]):
     """A translated page's review package."""
 
     page_id = serializers.UUIDField(source="id")
@@ -389,7 +389,7 @@ class PageDetailSerializer(PageSerializer):
         return dict(ReviewSerializer(page).data) if page.engine else None
 
 
-class JobSerializer(serializers.ModelSerializer):
+class JobSerializer(serializers.ModelSerializer[Job]):
     project_id = serializers.UUIDField()
     owner_id = serializers.UUIDField(allow_null=True)
     kind = serializers.ChoiceField(choices=JobKind.choices)
@@ -425,7 +425,7 @@ class JobSerializer(serializers.ModelSerializer):
         ref_name = "Job"
 
 
-class JobHandleSerializer(serializers.Serializer):
+class JobHandleSerializer(serializers.Serializer[Any]):
     job_id = serializers.UUIDField(source="id")
     status = serializers.ChoiceField(choices=JobStatus.choices)
 
@@ -433,7 +433,7 @@ class JobHandleSerializer(serializers.Serializer):
         ref_name = "JobHandle"
 
 
-class PageRefSerializer(serializers.ModelSerializer):
+class PageRefSerializer(serializers.ModelSerializer[Page]):
     page_id = serializers.UUIDField(source="id")
 
     class Meta:
@@ -442,7 +442,7 @@ class PageRefSerializer(serializers.ModelSerializer):
         ref_name = "PageRef"
 
 
-class BatchRunResultSerializer(serializers.Serializer):
+class BatchRunResultSerializer(serializers.Serializer[Any]):
     batch_size = serializers.IntegerField(source="job.page_count", help_text="Pages the batch was granted.")
     processed_pages = PageRefSerializer(source="processed", many=True)
     failed_pages = PageRefSerializer(source="failed", many=True, help_text="In page order; they stay retryable.")
@@ -456,7 +456,7 @@ class BatchRunResultSerializer(serializers.Serializer):
         ref_name = "BatchRunResult"
 
 
-class ProgressSerializer(serializers.Serializer):
+class ProgressSerializer(serializers.Serializer[Any]):
     translated_pages = serializers.IntegerField()
     total_pages = serializers.IntegerField(help_text="Included pages.")
     failed_pages = serializers.IntegerField()
@@ -467,7 +467,7 @@ class ProgressSerializer(serializers.Serializer):
     next_batch_size = serializers.IntegerField(allow_null=True, help_text="Null on the final rung (all remaining).")
 
 
-class IntakeSerializer(serializers.Serializer):
+class IntakeSerializer(serializers.Serializer[Any]):
     prepared_pages = serializers.IntegerField(help_text="Pages rendered and ready to translate.")
     total_pages = serializers.IntegerField(help_text="Pages of the book.")
 
@@ -475,7 +475,7 @@ class IntakeSerializer(serializers.Serializer):
         ref_name = "IntakeProgress"
 
 
-class StatusViewSerializer(serializers.Serializer):
+class StatusViewSerializer(serializers.Serializer[Any]):
     project_id = serializers.UUIDField()
     state = serializers.ChoiceField(choices=ProjectStatus.choices)
     phase = serializers.ChoiceField(choices=["intake", "working", "waiting", "done", "error", "cancelled"])
@@ -500,7 +500,7 @@ class StatusViewSerializer(serializers.Serializer):
         ref_name = "ProjectStatusView"
 
 
-class QueueMoveInputSerializer(serializers.Serializer):
+class QueueMoveInputSerializer(serializers.Serializer[Any]):
     before_job_id = serializers.UUIDField(
         required=False, allow_null=True, help_text="Place it just before this queued job; omit for the front."
     )

@@ -440,7 +440,7 @@ def _book_title_set(project: Project, title: str) -> None:
         project.book_title = title
 
 
-def _storage_replace(key: str, content: File) -> str:
+def _storage_replace(key: str, content: File[bytes]) -> str:
     """Save under exactly `key`, replacing what is there (storages rename on a collision)."""
     try:
         default_storage.delete(key)

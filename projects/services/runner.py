@@ -167,7 +167,8 @@ def _still_mine(job: Job, claim: int) -> bool:
 def _image_loader(key: str) -> Callable[[], bytes]:
     def load() -> bytes:
         with default_storage.open(key, "rb") as handle:
-            return handle.read()
+            content: bytes = handle.read()
+        return content
 
     return load
 

@@ -92,7 +92,7 @@ def file_name_sanitize(name: str) -> str:
 
 
 @contextlib.contextmanager
-def _local_path(upload: UploadedFile) -> Iterator[Path]:
+def _local_path(upload: UploadedFile[bytes]) -> Iterator[Path]:
     """A local path holding the upload's bytes (the request's temporary file if it has one)."""
     temporary = getattr(upload, "temporary_file_path", None)
     if temporary is not None:
@@ -105,7 +105,7 @@ def _local_path(upload: UploadedFile) -> Iterator[Path]:
         yield Path(copy.name)
 
 
-def upload_receive(*, owner: User | None, upload: UploadedFile) -> tuple[Upload, str]:
+def upload_receive(*, owner: User | None, upload: UploadedFile[bytes]) -> tuple[Upload, str]:
     """Check and store a file; returns the Upload row and the raw key (shown once).
 
     owner None makes an anonymous upload (an estimate), adoptable for

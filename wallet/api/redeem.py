@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -18,7 +20,7 @@ from wallet.api.wallet import top_up_response
 from wallet.services.redeem import code_redeem
 
 
-class RedeemInputSerializer(serializers.Serializer):
+class RedeemInputSerializer(serializers.Serializer[Any]):
     code = serializers.CharField(
         max_length=64, help_text="The code as issued (BTS-XXXX-XXXX-XXXX-XXXX); case, hyphens and spaces are ignored."
     )

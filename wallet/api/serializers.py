@@ -13,7 +13,7 @@ from core.serializers import MoneyField
 from wallet.models import LedgerEntry, TopUp, TopUpMethod, TopUpStatus
 
 
-class WalletViewSerializer(serializers.Serializer):
+class WalletViewSerializer(serializers.Serializer[Any]):
     balance_usd = MoneyField(help_text="Settled prepaid credit; meaningless when unlimited.")
     currency = serializers.CharField(default="USD", help_text="Always USD.")
     unlimited = serializers.BooleanField(help_text="A whitelisted account: work included, no charge.")
@@ -33,7 +33,7 @@ class WalletViewSerializer(serializers.Serializer):
         ref_name = "WalletView"
 
 
-class TopUpViewSerializer(serializers.Serializer):
+class TopUpViewSerializer(serializers.Serializer[Any]):
     amount = MoneyField(help_text="USD the top-up is for.")
     balance = MoneyField(help_text="The wallet balance now; post-credit once confirmed.")
     credited_amount = MoneyField(allow_null=True, help_text="Null while pending or failed.")
@@ -62,7 +62,7 @@ class TopUpViewSerializer(serializers.Serializer):
         return dict(cls(data).data)
 
 
-class TopUpInputSerializer(serializers.Serializer):
+class TopUpInputSerializer(serializers.Serializer[Any]):
     amount = MoneyField(help_text="USD, between TOP_UP_MIN_USD and TOP_UP_MAX_USD.")
     method = serializers.ChoiceField(choices=TopUpMethod.choices, default=TopUpMethod.MANUAL)
     coin = serializers.CharField(
@@ -81,7 +81,7 @@ class TopUpInputSerializer(serializers.Serializer):
         return attrs
 
 
-class LedgerEntrySerializer(serializers.ModelSerializer):
+class LedgerEntrySerializer(serializers.ModelSerializer[LedgerEntry]):
     amount_usd = MoneyField(source="amount", help_text="Signed change to spendable credit.")
     balance_after_usd = MoneyField(source="balance_after")
     reserved_after_usd = MoneyField(source="reserved_after")
@@ -103,7 +103,7 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
         ref_name = "LedgerEntry"
 
 
-class AutoTopUpInputSerializer(serializers.Serializer):
+class AutoTopUpInputSerializer(serializers.Serializer[Any]):
     threshold = MoneyField(allow_null=True, min_value=0, help_text="Spendable credit at which to top up.")
     amount = MoneyField(allow_null=True, help_text="USD to charge each time.")
     monthly_cap = MoneyField(
@@ -125,13 +125,13 @@ class AutoTopUpInputSerializer(serializers.Serializer):
         return attrs
 
 
-class LowBalanceAlertInputSerializer(serializers.Serializer):
+class LowBalanceAlertInputSerializer(serializers.Serializer[Any]):
     threshold = MoneyField(
         allow_null=True, required=False, default=None, min_value=0, help_text="Null or omitted disables the alert."
     )
 
 
-class SpendingCeilingInputSerializer(serializers.Serializer):
+class SpendingCeilingInputSerializer(serializers.Serializer[Any]):
     ceiling = MoneyField(
         allow_null=True, required=False, default=None, help_text="USD per calendar month (UTC); null disables."
     )
@@ -142,7 +142,7 @@ class SpendingCeilingInputSerializer(serializers.Serializer):
         return value
 
 
-class BookCostSerializer(serializers.Serializer):
+class BookCostSerializer(serializers.Serializer[Any]):
     """A whole book's price before commitment: "about expectedUsd, at most maxUsd"."""
 
     expected_usd = MoneyField(
@@ -169,7 +169,7 @@ class BookCostSerializer(serializers.Serializer):
         ref_name = "BookCost"
 
 
-class BatchQuoteSerializer(serializers.Serializer):
+class BatchQuoteSerializer(serializers.Serializer[Any]):
     can_start = serializers.BooleanField(
         help_text="Always true when unlimited; otherwise needs a positive spendable balance and, once estimable, "
         "an estimate not above it (and within the monthly spending ceiling)."

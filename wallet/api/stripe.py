@@ -19,7 +19,7 @@ from wallet.models import SavedCard
 from wallet.services import stripe_gateway
 
 
-class SavedCardSerializer(serializers.ModelSerializer):
+class SavedCardSerializer(serializers.ModelSerializer[SavedCard]):
     created_utc = serializers.DateTimeField(source="created_at")
 
     class Meta:

@@ -129,8 +129,10 @@ def _stored_customer_id(*, user: User) -> str:
 
 def _error_body(error: stripe.StripeError) -> dict[str, Any]:
     body = error.json_body
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return body["error"]
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict):
+            return inner
     return {}
 
 

@@ -80,17 +80,19 @@ class PageResult:
         """The result of an engine without a tokenizer: the translation's tokens estimated
         from its words, the page's cost from the configured rates."""
         completion_tokens = tokens_estimate(translation)
+        cost = cost_usd(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        # The fields in the order they are declared above.
         return cls(
-            translation=translation,
-            source_text=source_text,
-            detected_source_language=detected_source_language,
-            engine=engine,
-            model=model,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost_usd=cost_usd(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
-            warnings=warnings,
-            layout=layout,
+            translation,
+            source_text,
+            detected_source_language,
+            engine,
+            model,
+            prompt_tokens,
+            completion_tokens,
+            cost,
+            warnings,
+            layout,
         )
 
 

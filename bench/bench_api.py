@@ -227,21 +227,30 @@ def book_in_progress() -> tuple[User, Project, Job, str]:
 
 
 @dataclass
-class Load:
-    """What one load run saw."""
+class Timed:
+    """How long a run took, and the latency of each thing it counted."""
 
-    requests: int = 0
-    errors: int = 0
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
 
-    @property
-    def rate(self) -> float:
-        return self.requests / self.seconds if self.seconds else 0.0
+    def per_second(self, count: int) -> float:
+        return count / self.seconds if self.seconds else 0.0
 
     @property
     def p99_ms(self) -> float:
         return percentile(self.latencies, 0.99) * 1000
+
+
+@dataclass
+class Load(Timed):
+    """What one load run saw."""
+
+    requests: int = 0
+    errors: int = 0
+
+    @property
+    def rate(self) -> float:
+        return self.per_second(self.requests)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -285,21 +294,15 @@ async def http_load(base: str, path: str, *, headers: dict[str, str], seconds: f
 
 
 @dataclass
-class FanOut:
+class FanOut(Timed):
     """What one fan-out run saw: messages received over all clients, and those lost."""
 
     received: int = 0
     lost: int = 0
-    seconds: float = 0.0
-    latencies: list[float] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
-        return self.received / self.seconds if self.seconds else 0.0
-
-    @property
-    def p99_ms(self) -> float:
-        return percentile(self.latencies, 0.99) * 1000
+        return self.per_second(self.received)
 
 
 async def fan_out(

@@ -392,7 +392,7 @@ THROTTLE_RATES = {
     "redeem_address": env.str("THROTTLE_REDEEM_ADDRESS", default="30/min"),
 }
 
-SPECTACULAR_SETTINGS = {
+SPECTACULAR_SETTINGS: dict[str, Any] = {
     "TITLE": "Book Translation Service API",
     "DESCRIPTION": (
         "Translate whole books page by page. Upload, normalize into pages, process in a "
@@ -479,7 +479,7 @@ COMPLETENESS_MIN_LENGTH_RATIO = env.float("COMPLETENESS_MIN_LENGTH_RATIO", defau
 COMPLETENESS_MAX_LENGTH_RATIO = env.float("COMPLETENESS_MAX_LENGTH_RATIO", default=3.0)
 COMPLETENESS_MIN_SOURCE_CHARS = env.int("COMPLETENESS_MIN_SOURCE_CHARS", default=200)
 # The engines' model status enum is one schema component, wherever a serializer uses it.
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ModelStateEnum"] = "translation.engines.base.ModelState"  # type: ignore[index]
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ModelStateEnum"] = "translation.engines.base.ModelState"
 
 # --- Webhooks -------------------------------------------------------------------------
 
@@ -503,7 +503,7 @@ WEBHOOK_SWEEP_SECONDS = env.int("WEBHOOK_SWEEP_SECONDS", default=60)
 WEBHOOK_MAX_SUBSCRIPTIONS = env.int("WEBHOOK_MAX_SUBSCRIPTIONS", default=20)
 # A CA bundle for receivers' certificates (a private CA on premise); empty: the usual ones.
 WEBHOOK_CA_BUNDLE = env.str("WEBHOOK_CA_BUNDLE", default="")
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(  # type: ignore[attr-defined]
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {
         "WebhookDeliveryStatusEnum": "webhooks.models.DeliveryStatus",
         "WebhookEventTypeEnum": "webhooks.events.EVENT_TYPES",

@@ -364,6 +364,7 @@ def storage_redirects() -> bool:
 def download_url(export: ExportFile) -> str:
     """A pre-signed URL that makes the browser save the file under its save-as name."""
     disposition = f"attachment; filename*=UTF-8''{quote(export.save_as_name)}"
+    # S3Storage.url takes `parameters`; Django's Storage.url, which the stubs type, does not.
     return str(
         default_storage.url(  # type: ignore[call-arg]
             export.storage_key,

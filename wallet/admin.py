@@ -30,6 +30,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
 from core.forms import MoneyFormField
 from wallet.models import CauseType, EntryKind, Hold, LedgerEntry, RedeemBatch, RedeemCode, SavedCard, TopUp, Wallet
@@ -59,6 +60,12 @@ class ReadOnlyAdmin(admin.ModelAdmin[_Row]):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+def _operator(request: HttpRequest) -> User:
+    """The staff member acting (the admin lets only signed-in staff in)."""
+    assert isinstance(request.user, User)
+    return request.user
 
 
 def _service_errors_on(form: forms.Form, error: ServiceError) -> None:
@@ -208,7 +215,7 @@ class WalletAdmin(admin.ModelAdmin[Wallet]):
         for wallet in queryset.select_related("user"):
             if wallet.unlimited == unlimited:
                 continue
-            wallet_unlimited_set(user=wallet.user, unlimited=unlimited, operator=request.user)  # type: ignore[arg-type]
+            wallet_unlimited_set(user=wallet.user, unlimited=unlimited, operator=_operator(request))
             self.log_change(request, wallet, f"{verb} unlimited use.")
             count += 1
         self.message_user(request, f"{verb} unlimited use on {count} wallet(s).", messages.SUCCESS)
@@ -245,7 +252,7 @@ class WalletAdmin(admin.ModelAdmin[Wallet]):
                 user=wallet.user,
                 amount=data["amount"],
                 reason=data["reason"],
-                operator=request.user,  # type: ignore[arg-type]
+                operator=_operator(request),
                 credit_id=str(data["credit_id"]),
             ),
             done=lambda wallet, entry: f"Added {entry.amount.normalize():f} USD to {wallet.user.email}.",
@@ -264,7 +271,7 @@ class WalletAdmin(admin.ModelAdmin[Wallet]):
                 user=wallet.user,
                 amount=data["amount"],
                 reason=data["reason"],
-                operator=request.user,  # type: ignore[arg-type]
+                operator=_operator(request),
                 debit_id=str(data["debit_id"]),
             ),
             done=lambda wallet, entry: f"Debited {(-entry.amount).normalize():f} USD from {wallet.user.email}.",
@@ -283,7 +290,7 @@ class WalletAdmin(admin.ModelAdmin[Wallet]):
                 job_id=data["job_id"],
                 amount=data["amount"],
                 reason=data["reason"],
-                operator=request.user,  # type: ignore[arg-type]
+                operator=_operator(request),
             ),
             done=lambda wallet, entry: (
                 f"Refunded {entry.amount.normalize():f} USD of job {entry.cause_id} to {wallet.user.email}."
@@ -474,7 +481,7 @@ class RedeemBatchAdmin(admin.ModelAdmin[RedeemBatch]):
     def void_unredeemed(self, request: HttpRequest, queryset: QuerySet[RedeemBatch]) -> None:
         total = 0
         for batch in queryset:
-            voided = batch_void(batch=batch, operator=request.user)  # type: ignore[arg-type]
+            voided = batch_void(batch=batch, operator=_operator(request))
             self.log_change(request, batch, f"Voided {voided} unredeemed code(s).")
             total += voided
         self.message_user(request, f"Voided {total} unredeemed code(s).", messages.SUCCESS)
@@ -493,7 +500,7 @@ class RedeemBatchAdmin(admin.ModelAdmin[RedeemBatch]):
                     count=form.cleaned_data["count"],
                     expires_at=form.cleaned_data["expires_at"],
                     note=form.cleaned_data["note"],
-                    operator=request.user,  # type: ignore[arg-type]
+                    operator=_operator(request),
                 )
             except ServiceError as error:
                 _service_errors_on(form, error)

@@ -226,6 +226,7 @@ def default_language_set(document_defaults_rpr: _Element, script: Script) -> Non
     """The document's default language (docDefaults), which every style inherits."""
     lang = document_defaults_rpr.find(qn("w:lang"))
     if lang is None:
+        # A python-docx element (CT_RPr), typed here as the lxml element .find() returns.
         document_defaults_rpr.insert_element_before(_lang(script), *_RPR_AFTER_LANG)  # type: ignore[attr-defined]
         return
     for attribute, value in _lang(script).attrib.items():
@@ -235,4 +236,5 @@ def default_language_set(document_defaults_rpr: _Element, script: Script) -> Non
 def section_rtl_set(sect_pr: _Element) -> None:
     """A right-to-left section: columns and page layout run from the right."""
     if sect_pr.find(qn("w:bidi")) is None:
+        # A python-docx element (CT_SectPr), typed here as a plain lxml element.
         sect_pr.insert_element_before(OxmlElement("w:bidi"), *_SECTPR_AFTER_BIDI)  # type: ignore[attr-defined]

@@ -76,7 +76,7 @@ class _ChapterSpool:
         self._file.close()
 
 
-class _SpooledChapter(epub.EpubHtml):  # type: ignore[misc]
+class _SpooledChapter(epub.EpubHtml):  # type: ignore[misc]  # EbookLib ships no types: its classes are Any
     """An ebooklib chapter whose `content` lives in the spool, read back when written."""
 
     def __init__(self, *, spool: _ChapterSpool, **kwargs: Any) -> None:

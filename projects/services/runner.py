@@ -56,6 +56,7 @@ from projects.services.jobs import (
     working_status,
 )
 from translation.engines import (
+    Engine,
     EngineError,
     EngineUnavailable,
     PageInput,
@@ -283,7 +284,7 @@ def _page_commit(
         return bool(Page.objects.filter(pk=page.pk, job=job, status=PageStatus.IN_PROGRESS).update(**changes))
 
 
-def _translate(engine, page_input: PageInput) -> tuple[PageResult | None, str]:  # type: ignore[no-untyped-def]
+def _translate(engine: Engine, page_input: PageInput) -> tuple[PageResult | None, str]:
     """The engine's result and "" when it passes the completeness check; else the reason."""
     result = engine_translate_observed(engine, page_input)
     problem = completeness_problem(page_input, result)

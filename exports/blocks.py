@@ -24,6 +24,9 @@ Cell = tuple["Run", ...]
 
 @dataclass(frozen=True)
 class Run:
+    """A run of text with its emphasis: part of a block, or all of a line the PDF sets itself
+    (a title, a page marker, a notice)."""
+
     text: str
     bold: bool = False
     italic: bool = False

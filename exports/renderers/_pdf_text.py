@@ -35,6 +35,7 @@ from reportlab.lib.textsplit import ALL_CANNOT_END, ALL_CANNOT_START
 from reportlab.pdfbase.ttfonts import ShapeData, ShapedStr
 from reportlab.platypus import Flowable, Paragraph
 
+from exports.blocks import Run
 from exports.renderers._pdf_bidi import bidi_class, embedding_levels, paragraph_level, visual_order
 from exports.renderers._pdf_fonts import (
     CJK_SCRIPTS,
@@ -53,16 +54,6 @@ _RTL_CLASSES = frozenset({"R", "AL", "AN"})
 _SPACE_RUN = re.compile(" {2,}")
 # A block's `align` as reportlab's alignment (anything else is left).
 _ALIGNMENTS: dict[str, Literal[0, 1, 2]] = {"center": TA_CENTER, "end": TA_RIGHT, "right": TA_RIGHT}
-
-
-@dataclass(frozen=True)
-class Span:
-    """A run of text with its emphasis (a `Run` of exports.blocks, or a notice)."""
-
-    text: str
-    bold: bool = False
-    italic: bool = False
-    code: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,13 +86,13 @@ def code_spaces_kept(text: str) -> str:
 
 
 def text_flowable(
-    spans: Sequence[Span], style: TextStyle, *, language: str, default_rtl: bool, prefix: str = ""
+    spans: Sequence[Run], style: TextStyle, *, language: str, default_rtl: bool, prefix: str = ""
 ) -> Flowable | None:
     """The flowable of one paragraph (None when it has no text). `prefix` (a list item's
     bullet or number) starts it; `default_rtl` is the direction of a paragraph without
     letters (the book's)."""
     if prefix:
-        spans = [Span(prefix + " "), *spans]
+        spans = [Run(prefix + " "), *spans]
     spans = [replace(span, text=_CONTROL.sub("", span.text)) for span in spans]
     text = "".join(span.text for span in spans)
     if not text.strip():
@@ -117,7 +108,7 @@ def _needs_shaping(char: str) -> bool:
     return script_of(char) in COMPLEX_SCRIPTS or bidi_class(char) in _RTL_CLASSES
 
 
-def _faces(spans: Sequence[Span], text: str, style: TextStyle, language: str) -> list[str]:
+def _faces(spans: Sequence[Run], text: str, style: TextStyle, language: str) -> list[str]:
     """The reportlab font name of each character of `text`."""
     families = assign_families(text, language=language)
     faces: list[str] = []

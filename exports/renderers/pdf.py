@@ -54,11 +54,11 @@ from reportlab.platypus import (
     TableStyle,
 )
 
-from exports.blocks import Block, blocks_of, column_widths
+from exports.blocks import Block, Run, blocks_of, column_widths
 from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
 from exports.renderers._epub_docx_text import chapter_heading
 from exports.renderers._pdf_fonts import ensure_fonts, family
-from exports.renderers._pdf_text import Span, TextStyle, code_spaces_kept, text_flowable
+from exports.renderers._pdf_text import TextStyle, code_spaces_kept, text_flowable
 from exports.toc import ChapterSections, page_sections
 
 AUTHOR = "Book Translation Service"
@@ -339,7 +339,7 @@ class _Story:
 
     def flowables(self) -> Iterator[Flowable]:
         book = self.book
-        title = self._text([Span(book.title)], TITLE)
+        title = self._text([Run(book.title)], TITLE)
         if title is not None:
             yield _Bookmark(book.title, 0)
             self.outline_level = 0
@@ -367,7 +367,7 @@ class _Story:
         }
         self.sheet_has_content = True
         if self.options.page_markers:
-            yield from self._maybe(self._text([Span(f"— {page.index} —")], MARKER, rtl=False))
+            yield from self._maybe(self._text([Run(f"— {page.index} —")], MARKER, rtl=False))
         if page.blank:
             return
         if not page.translated:
@@ -408,7 +408,7 @@ class _Story:
             return [HRFlowable(width="40%", thickness=0.5, color=colors.grey, spaceBefore=6, spaceAfter=10)]
         if block.kind == "table":
             return self._maybe(self._table(block, width))
-        spans = [Span(run.text, run.bold, run.italic, run.code) for run in block.runs]
+        spans = list(block.runs)
         prefix = ""
         if block.kind == "heading":
             style = HEADINGS.get(block.level, HEADINGS[3])
@@ -444,7 +444,7 @@ class _Story:
                     bold=header,
                     align=(TABLE_ALIGN_RTL if self.book.rtl else TABLE_ALIGN)[block.align[column] or "left"],
                 )
-                spans = [Span(run.text, run.bold, run.italic, run.code) for run in cell]
+                spans = list(cell)
                 cells.append(self._maybe(self._text(spans, style)) or "")
             data.append(cells[::-1] if self.book.rtl else cells)
         table = Table(
@@ -475,7 +475,7 @@ class _Story:
         return table
 
     def _notice(self, page: ExportPage, *, source_follows: bool = True) -> Flowable:
-        flowable = self._text([Span(page_notice(page, self.book.labels, source_follows=source_follows))], NOTICE)
+        flowable = self._text([Run(page_notice(page, self.book.labels, source_follows=source_follows))], NOTICE)
         assert flowable is not None  # a notice always has text
         return flowable
 
@@ -486,7 +486,7 @@ class _Story:
         paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", source)]
         flowables: list[Flowable] = []
         for paragraph in paragraphs:
-            flowable = text_flowable([Span(paragraph)], style, language=language, default_rtl=self.book.source_rtl)
+            flowable = text_flowable([Run(paragraph)], style, language=language, default_rtl=self.book.source_rtl)
             flowables.extend(self._maybe(flowable))
         return flowables
 
@@ -515,7 +515,7 @@ class _Story:
         return table
 
     def _text(
-        self, spans: list[Span], style: TextStyle, *, prefix: str = "", rtl: bool | None = None
+        self, spans: list[Run], style: TextStyle, *, prefix: str = "", rtl: bool | None = None
     ) -> Flowable | None:
         default_rtl = self.book.rtl if rtl is None else rtl
         return text_flowable(spans, style, language=self.book.language, default_rtl=default_rtl, prefix=prefix)

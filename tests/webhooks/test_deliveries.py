@@ -17,7 +17,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from tests.factories import UserFactory
 from tests.support.problems import assert_problem
-from tests.webhooks.receiver import Answer, Received, running_receiver, self_signed_certificate
+from tests.webhooks.receiver import Answer, Received, Receiver, running_receiver, self_signed_certificate
 from webhooks import tasks
 from webhooks.events import EXPORT_READY, JOB_SUCCEEDED, PROJECT_STATUS_CHANGED, Event
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookSubscription
@@ -58,6 +58,16 @@ def only_delivery() -> WebhookDelivery:
 
 def attempts_of(delivery: WebhookDelivery) -> list[DeliveryAttempt]:
     return list(delivery.attempts.order_by("attempted_at", "pk"))
+
+
+def the_unsent_attempt(receiver: Receiver) -> tuple[WebhookDelivery, DeliveryAttempt]:
+    """The only delivery and its one attempt, which sent nothing: the receiver got no request
+    and the attempt no answer."""
+    assert not receiver.received
+    delivery = only_delivery()
+    (attempt,) = attempts_of(delivery)
+    assert attempt.status_code is None
+    return delivery, attempt
 
 
 # --- The happy path ---------------------------------------------------------------------------
@@ -259,10 +269,7 @@ def test_the_address_is_checked_again_at_delivery(receiver, subscribe, publish_c
 
     publish_committed()
 
-    assert not receiver.received
-    delivery = only_delivery()
-    (attempt,) = attempts_of(delivery)
-    assert attempt.status_code is None
+    delivery, attempt = the_unsent_attempt(receiver)
     assert "localhost resolves to 127.0.0.1" in attempt.error
     assert "loopback" in attempt.error
     assert delivery.status == DeliveryStatus.PENDING
@@ -274,10 +281,7 @@ def test_a_name_that_does_not_resolve_at_delivery_fails_that_attempt(receiver, s
 
     publish_committed()
 
-    assert not receiver.received
-    delivery = only_delivery()
-    (attempt,) = attempts_of(delivery)
-    assert attempt.status_code is None
+    delivery, attempt = the_unsent_attempt(receiver)
     assert "hooks.example-to-come.invalid' could not be resolved" in attempt.error
     assert delivery.status == DeliveryStatus.PENDING
     assert delivery.next_attempt_at is not None

@@ -123,9 +123,10 @@ async def assert_next_is_marker(communicator: WebsocketCommunicator, marker: str
     assert (message["type"], message["data"]) == (WALLET_LOW_BALANCE, {"marker": marker}), message
 
 
-async def hub_subscribed(user: User, book: Project) -> WebsocketCommunicator:
-    """A connection with the user's JWT, subscribed to the book (its status view answered)."""
-    communicator = await hub_opened(user)
+async def hub_subscribed(book: Project) -> WebsocketCommunicator:
+    """A connection with the book's owner's JWT, subscribed to the book (its status view
+    answered)."""
+    communicator = await hub_opened(book.owner)
     await communicator.send_json_to({"type": "subscribe", "projectId": str(book.pk)})
     assert (await communicator.receive_json_from(timeout=DEADLINE))["type"] == "project.status"
     return communicator
@@ -348,7 +349,7 @@ def test_an_event_of_a_subscribed_book_arrives_once():
     book = ProjectFactory(owner=ada)
 
     async def scenario() -> None:
-        communicator = await hub_subscribed(ada, book)
+        communicator = await hub_subscribed(book)
 
         await sync_to_async(publish)(PROJECT_STATUS_CHANGED, owner_id=ada.pk, project_id=book.pk, data={"n": 1})
         await sync_to_async(marker_publish)(ada, "after")
@@ -433,11 +434,10 @@ def test_subscribing_to_someone_elses_book_or_none_is_not_found():
 
 
 def test_unsubscribing_is_acknowledged_and_malformed_messages_get_errors():
-    ada = UserFactory()
-    book = ProjectFactory(owner=ada)
+    book = ProjectFactory()
 
     async def scenario() -> None:
-        communicator = await hub_subscribed(ada, book)
+        communicator = await hub_subscribed(book)
         await communicator.send_json_to({"type": "unsubscribe", "projectId": str(book.pk)})
         assert await communicator.receive_json_from(timeout=DEADLINE) == {
             "type": "unsubscribed",

@@ -228,13 +228,16 @@ def book_in_progress() -> tuple[User, Project, Job, str]:
 
 @dataclass
 class Timed:
-    """How long a run took, and the latency of each thing it counted."""
+    """What a run counted (requests answered, messages received), how long it took, and the
+    latency of each."""
 
+    count: int = 0
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
 
-    def per_second(self, count: int) -> float:
-        return count / self.seconds if self.seconds else 0.0
+    @property
+    def rate(self) -> float:
+        return self.count / self.seconds if self.seconds else 0.0
 
     @property
     def p99_ms(self) -> float:
@@ -243,14 +246,9 @@ class Timed:
 
 @dataclass
 class Load(Timed):
-    """What one load run saw."""
+    """What one load run saw: requests answered (count), and errors."""
 
-    requests: int = 0
     errors: int = 0
-
-    @property
-    def rate(self) -> float:
-        return self.per_second(self.requests)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -277,7 +275,7 @@ async def http_load(base: str, path: str, *, headers: dict[str, str], seconds: f
                 except httpx.HTTPError:
                     failed = True
                 if measuring:
-                    load.requests += 1
+                    load.count += 1
                     load.errors += failed
                     load.latencies.append(time.perf_counter() - started)
 
@@ -295,14 +293,9 @@ async def http_load(base: str, path: str, *, headers: dict[str, str], seconds: f
 
 @dataclass
 class FanOut(Timed):
-    """What one fan-out run saw: messages received over all clients, and those lost."""
+    """What one fan-out run saw: messages received over all clients (count), and those lost."""
 
-    received: int = 0
     lost: int = 0
-
-    @property
-    def rate(self) -> float:
-        return self.per_second(self.received)
 
 
 async def fan_out(
@@ -328,7 +321,7 @@ async def fan_out(
             if "seq" not in data:
                 continue
             result.latencies.append(time.time() - data["sentAt"])
-            result.received += 1
+            result.count += 1
             number = data["seq"]
             counts[number] = counts.get(number, 0) + 1
             if counts[number] == len(clients):
@@ -350,7 +343,7 @@ async def fan_out(
     for task in receivers:
         task.cancel()
     await asyncio.gather(*receivers, return_exceptions=True)
-    result.lost = published * len(clients) - result.received
+    result.lost = published * len(clients) - result.count
     return result
 
 
@@ -470,7 +463,7 @@ def run() -> list[Result]:
         Result(
             "api: errors and lost messages vs requests and messages",
             float(errors + lost),
-            float(status.requests + job_read.requests + health.requests + hub.received + bare.received),
+            float(status.count + job_read.count + health.count + hub.count + bare.count),
             "n",
         ),
     ]

@@ -194,7 +194,9 @@ def book_language(project: Project) -> str | None:
     return language_detect(prose[:BOOK_LANGUAGE_CHARS])
 
 
-def _page_input(project: Project, page: Page, previous: str, language: str | None = None) -> PageInput:
+def page_input_build(project: Project, page: Page, previous: str, language: str | None = None) -> PageInput:
+    """What the engine is given for one page: its text (or image), languages, glossary and
+    the end of the page before it (`previous`)."""
     return PageInput(
         page_id=str(page.pk),
         index=page.index,
@@ -225,7 +227,7 @@ def _previous_pages_context(project: Project, pages: list[Page]) -> dict[int, st
     return {page.index: context.get(page.index, "") for page in pages}
 
 
-def _page_commit(
+def page_outcome_commit(
     *,
     job: Job,
     claim: int,
@@ -237,7 +239,8 @@ def _page_commit(
     failure_code: str = "",
     detected_language: str = "",
 ) -> bool:
-    """Commits one page's outcome, unless the page or the job is no longer this worker's.
+    """Commits one page's outcome under the worker's `claim` on the job, unless the page
+    or the job is no longer this worker's (then nothing is written and it returns False).
     Two statements: the job's row (the claim check, the heartbeat and the progress note,
     which also locks it against the reaper until the commit), then the page's row, only
     if it is still in flight for this job."""
@@ -284,7 +287,7 @@ def _page_commit(
         return bool(Page.objects.filter(pk=page.pk, job=job, status=PageStatus.IN_PROGRESS).update(**changes))
 
 
-def _translate(engine: Engine, page_input: PageInput) -> tuple[PageResult | None, str]:
+def page_translate(engine: Engine, page_input: PageInput) -> tuple[PageResult | None, str]:
     """The engine's result and "" when it passes the completeness check; else the reason."""
     result = engine_translate_observed(engine, page_input)
     problem = completeness_problem(page_input, result)
@@ -357,7 +360,7 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
     pages = list(job.pages.filter(status=PageStatus.IN_PROGRESS).order_by("index"))
     previous = _previous_pages_context(project, pages)
     language = book_language(project)
-    inputs = {page.pk: _page_input(project, page, previous[page.index], language) for page in pages}
+    inputs = {page.pk: page_input_build(project, page, previous[page.index], language) for page in pages}
     done = job.page_count - len(pages)
 
     def handle(page: Page, future: Future[tuple[PageResult | None, str]]) -> None:
@@ -366,7 +369,7 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
         if collected.outage:
             outcome.unavailable = collected.outage
             return
-        if _page_commit(
+        if page_outcome_commit(
             job=job,
             claim=claim,
             page=page,
@@ -382,7 +385,7 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
             outcome.superseded = True
 
     with _Heartbeat(job, claim), ThreadPoolExecutor(max_workers=settings.ENGINE_CONCURRENCY) as pool:
-        running = {pool.submit(_translate, engine, inputs[page.pk]): page for page in pages}
+        running = {pool.submit(page_translate, engine, inputs[page.pk]): page for page in pages}
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:

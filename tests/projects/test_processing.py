@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 from core.money import exact_sum
 from projects.models import Job, JobStatus, PageStatus, Project, ProjectStatus
 from projects.services import jobs
-from projects.services.runner import _page_commit, _page_input, _translate, batch_execute
+from projects.services.runner import batch_execute, page_input_build, page_outcome_commit, page_translate
 from projects.tasks import job_run_next, jobs_queued_redispatch
 from tests.factories import ProjectFactory, UserFactory, pages_add
 from tests.support.local_engine import needs_local_tools
@@ -276,8 +276,8 @@ def test_a_job_whose_worker_died_is_requeued_and_finished_with_every_page_once(u
     engine = engine_get()
 
     for page in list(dead.pages.order_by("index"))[:2]:
-        result, error = _translate(engine, _page_input(project, page, ""))
-        _page_commit(job=dead, claim=dead.claims, page=page, result=result, error=error)
+        result, error = page_translate(engine, page_input_build(project, page, ""))
+        page_outcome_commit(job=dead, claim=dead.claims, page=page, result=result, error=error)
     Job.objects.filter(pk=dead.pk).update(
         heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     )
@@ -286,7 +286,7 @@ def test_a_job_whose_worker_died_is_requeued_and_finished_with_every_page_once(u
     run_worker()
     # The old worker wakes up and tries to commit: its claim is stale, nothing changes.
     stale_page = dead.pages.order_by("index").last()
-    assert _page_commit(job=dead, claim=dead.claims, page=stale_page, result=None, error="late") is False
+    assert page_outcome_commit(job=dead, claim=dead.claims, page=stale_page, result=None, error="late") is False
     project.refresh_from_db()
     assert project.status == ProjectStatus.COMPLETE
     assert set(project.pages.values_list("attempts", flat=True)) == {1}
@@ -468,8 +468,8 @@ def requeued_with_two_pages_done(user, auth_client, settings) -> Job:  # type: i
     assert job is not None
 
     for page in list(job.pages.order_by("index"))[:2]:
-        result, error = _translate(engine_get(), _page_input(project, page, ""))
-        assert _page_commit(job=job, claim=job.claims, page=page, result=result, error=error)
+        result, error = page_translate(engine_get(), page_input_build(project, page, ""))
+        assert page_outcome_commit(job=job, claim=job.claims, page=page, result=result, error=error)
     Job.objects.filter(pk=job.pk).update(
         heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     )

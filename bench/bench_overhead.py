@@ -110,7 +110,9 @@ def ladder_run(*, owner: User, project: Project) -> float:
     client = Client()
     token = token_issue(user=owner).token
     started = time.perf_counter()
-    response = client.post(f"/v1/projects/{project.pk}/process", HTTP_AUTHORIZATION=f"Bearer {token}")
+    response = client.post(
+        f"/v1/projects/{project.pk}/process", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}"
+    )
     assert response.status_code == 202, response.content
     while job_run_next() is not None:
         pass

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 
 from accounts.models import User
-from core.errors import NotFound
+from core.selectors import object_get_or_not_found
 from projects.models import Job, JobStatus, Page, PageStatus, Project
 
 
@@ -23,10 +22,7 @@ def project_list_for_owner(*, owner: User, status: str | None = None) -> QuerySe
 def project_get_for_owner(*, owner: User, project_id: uuid.UUID | str, for_update: bool = False) -> Project:
     """The owner's project; someone else's is NotFound, exactly like a missing one."""
     projects = Project.objects.select_for_update() if for_update else Project.objects.all()
-    try:
-        return projects.get(owner=owner, pk=project_id)
-    except (Project.DoesNotExist, ValueError, ValidationError):
-        raise NotFound("No such project.") from None
+    return object_get_or_not_found(projects.filter(owner=owner), message="No such project.", pk=project_id)
 
 
 # What a page carries that its listing never shows: loaded only when one page is read.
@@ -51,10 +47,8 @@ def page_list(*, project: Project, included: bool | None = None, status: str | N
 
 
 def page_get(*, project: Project, page_id: uuid.UUID | str) -> Page:
-    try:
-        return project.pages.get(pk=page_id)
-    except (Page.DoesNotExist, ValueError, ValidationError):
-        raise NotFound("No such page.") from None
+    """A page of the book; NotFound for a page of another book, like a missing one."""
+    return object_get_or_not_found(project.pages.all(), message="No such page.", pk=page_id)
 
 
 def current_batch_page_ids(*, project: Project) -> list[uuid.UUID]:
@@ -83,7 +77,4 @@ def job_get_for_owner(*, owner: User, job_id: uuid.UUID | str) -> Job:
 def job_get(*, job_id: uuid.UUID | str, owner: User | None = None) -> Job:
     """A job by id (of `owner` when given); NotFound otherwise."""
     jobs = Job.objects.all() if owner is None else Job.objects.filter(owner=owner)
-    try:
-        return jobs.get(pk=job_id)
-    except (Job.DoesNotExist, ValueError, ValidationError):
-        raise NotFound("No such job.") from None
+    return object_get_or_not_found(jobs, message="No such job.", pk=job_id)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from bookstructure.furniture import BookFurniture, PageFurniture, furniture_detect
 from bookstructure.lines import Layout, LineRef, page_lines
-from bookstructure.paragraphs import body_font_size, book_text_build
+from bookstructure.paragraphs import BookText, PageText, body_font_size, book_text_build
 from bookstructure.words import WordList
 
 # Pages of context before a page for its furniture (a header's place is learnt from the
@@ -77,21 +77,8 @@ def pages_structure(
     when it and the end of its last paragraph are at most `ready_through`. `carried_in`:
     pages whose first lines an earlier, decided page took -> those lines."""
     offset = start - first_index
-    furniture = furniture_detect(layouts)
-    body_size = body_font_size(line for index, layout in enumerate(layouts) for line in page_lines(layout, page=index))
+    furniture, text = _window_text(layouts, first_index=first_index, start=start, carried_in=carried_in, words=words)
     carried = {page: taken for page, taken in carried_in.items() if page >= start}
-    text = book_text_build(
-        layouts[offset:],
-        words=words,
-        furniture=_shifted(furniture, offset),
-        carried_in={page - start: taken.origin - start for page, taken in carried.items()},
-        body_size=body_size,
-        excluded=frozenset(
-            LineRef(page=page - start, block=block, line=line)
-            for page, taken in carried.items()
-            for block, line in taken.lines
-        ),
-    )
     bodies: list[PageBody] = []
     for page_text in text.pages:
         index = start + page_text.page
@@ -119,6 +106,71 @@ def pages_structure(
             )
         )
     return bodies
+
+
+def pages_paragraphs(
+    layouts: Sequence[Layout],
+    *,
+    first_index: int,
+    start: int,
+    through: int,
+    carried_in: Mapping[int, Carried],
+    words: WordList,
+) -> list[PageText]:
+    """The paragraphs of pages `start` to `through` (1-based) as `pages_structure` decides
+    them from the same layouts (the same call, pure): each `PageText.page` and each line's
+    `LineRef.page` is a 1-based book page. `through` should leave STRUCTURE_LOOKAHEAD_PAGES
+    of `layouts` after it (except at the book's end), as normalize's windows do."""
+    _, text = _window_text(layouts, first_index=first_index, start=start, carried_in=carried_in, words=words)
+    found: list[PageText] = []
+    for page_text in text.pages:
+        index = start + page_text.page
+        if index > through:
+            break
+        found.append(
+            PageText(
+                page=index,
+                paragraphs=tuple(
+                    replace(
+                        paragraph,
+                        page=paragraph.page + start,
+                        end_page=paragraph.end_page + start,
+                        lines=tuple(replace(ref, page=ref.page + start) for ref in paragraph.lines),
+                    )
+                    for paragraph in page_text.paragraphs
+                ),
+                carried_from=None if page_text.carried_from is None else page_text.carried_from + start,
+            )
+        )
+    return found
+
+
+def _window_text(
+    layouts: Sequence[Layout],
+    *,
+    first_index: int,
+    start: int,
+    carried_in: Mapping[int, Carried],
+    words: WordList,
+) -> tuple[BookFurniture, BookText]:
+    """The furniture of the window's pages, and the body text of its pages from `start` on."""
+    offset = start - first_index
+    furniture = furniture_detect(layouts)
+    body_size = body_font_size(line for index, layout in enumerate(layouts) for line in page_lines(layout, page=index))
+    carried = {page: taken for page, taken in carried_in.items() if page >= start}
+    text = book_text_build(
+        layouts[offset:],
+        words=words,
+        furniture=_shifted(furniture, offset),
+        carried_in={page - start: taken.origin - start for page, taken in carried.items()},
+        body_size=body_size,
+        excluded=frozenset(
+            LineRef(page=page - start, block=block, line=line)
+            for page, taken in carried.items()
+            for block, line in taken.lines
+        ),
+    )
+    return furniture, text
 
 
 def _shifted(furniture: BookFurniture, offset: int) -> BookFurniture:

@@ -43,7 +43,9 @@ class ExportRequestView(APIView):
         description="Make a format (All: every format and the Archive) on the export queue; poll "
         "GET /v1/projects/{id}/exports. A Complete or CompletedWithErrors book (failed pages are marked in the "
         "text), or a book in progress with allowPartial: true. Asking again for a file already made from the book as "
-        "it now is, or being made, does not render it twice; a book that changed since gets a new file.",
+        "it now is, or being made, does not render it twice; a book that changed since gets a new file. Pdf with "
+        "layout: original gives the source PDF's pages with their text replaced (docs/exports.md, \"The original "
+        'layout"); layout on another format is a 400 validation_error.',
     )
     @idempotent
     def post(self, request: Request, project_id: str) -> Response:
@@ -54,6 +56,7 @@ class ExportRequestView(APIView):
             page_markers=data["page_markers"],
             partial=data["allow_partial"],
             pages_per_chapter=data["pages_per_chapter"],
+            layout=data["layout"],
         )
         files = services.export_request(project=project, export_format=data["format"], options=options)
         return Response(ExportFileSerializer(files, many=True).data, status=status.HTTP_202_ACCEPTED)

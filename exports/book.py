@@ -8,14 +8,20 @@ emphasis); `exports.blocks.blocks_of` turns it into blocks a renderer can lay ou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 from exports.labels import Labels, labels_for
 
 RTL_LANGUAGES = frozenset({"ar", "he", "fa", "ur", "yi"})
 PAGE_CHUNK = 200
+REFLOW = "reflow"
+ORIGINAL = "original"
+LAYOUTS = (REFLOW, ORIGINAL)
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,14 @@ class ExportOptions:
     page_markers: bool = False
     partial: bool = False
     pages_per_chapter: int = 20
+    # Pdf only: "reflow" (the book typeset anew) or "original" (each page of the source PDF
+    # with its text replaced by the translation; `bilingual`: each source page, then its
+    # translated page). See docs/exports.md, "The original layout".
+    layout: str = REFLOW
+
+    @property
+    def original(self) -> bool:
+        return self.layout == ORIGINAL
 
     @classmethod
     def from_key(cls, key: str) -> ExportOptions:
@@ -40,6 +54,7 @@ class ExportOptions:
             page_markers=values.get("markers") == "1",
             partial=values.get("partial") == "1",
             pages_per_chapter=int(values.get("chapter", "20")),
+            layout=values.get("layout", REFLOW),
         )
 
     def key(self) -> str:
@@ -47,7 +62,7 @@ class ExportOptions:
         return (
             f"bilingual={int(self.bilingual)};markers={int(self.page_markers)};"
             f"partial={int(self.partial)};chapter={self.pages_per_chapter}"
-        )
+        ) + (f";layout={self.layout}" if self.layout != REFLOW else "")  # the reflowed keys as they were
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,27 @@ class ExportPage:
 
 
 @dataclass(frozen=True)
+class PageLayout:
+    """A page's stored layout (docs/book-structure.md) and the lines at its top that an
+    earlier page's paragraph took (`[block, line]`), for the original-layout Pdf."""
+
+    index: int
+    layout: Mapping[str, Any]
+    carried_from: int | None
+    carried_lines: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class BookSource:
+    """What the original-layout Pdf reads besides the pages: `pdf()` gives the source PDF's
+    path for as long as its block runs (None: the book is not a PDF: images, a zip);
+    `layouts(first, last)` the stored layouts of the included pages first..last."""
+
+    pdf: Callable[[], AbstractContextManager[Path | None]]
+    layouts: Callable[[int, int], list[PageLayout]]
+
+
+@dataclass(frozen=True)
 class ExportBook:
     identifier: str  # the project id (EPUB identifier, PDF metadata)
     title: str
@@ -84,6 +120,7 @@ class ExportBook:
     # as level-1 headings (two pages or more start with one), where a level-2 heading at a
     # page's top is a section; else 2 (a book titled `#` once, its chapters `##`).
     chapter_level: int = 2
+    source: BookSource | None = field(default=None, repr=False)  # None: only the pages (books built in memory)
 
     @property
     def rtl(self) -> bool:

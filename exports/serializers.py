@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from core.serializers import Int64Field
-from exports.book import ExportOptions
+from exports.book import LAYOUTS, REFLOW, ExportOptions
 from exports.models import ExportFile, ExportStatus
 
 
@@ -25,6 +25,20 @@ class ExportRequestSerializer(serializers.Serializer[Any]):
     pages_per_chapter = serializers.IntegerField(
         default=20, min_value=1, max_value=1000, help_text="Chapter length when the book has no headings to cut at."
     )
+    layout = serializers.ChoiceField(
+        choices=LAYOUTS,
+        default=REFLOW,
+        help_text="Pdf only. reflow: the book typeset anew (the default). original: each page of the source PDF "
+        "with its text replaced by the translation, its drawings, images, links and page size kept; with "
+        "bilingual, each source page followed by its translated page. The Archive and All include both.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("layout", REFLOW) != REFLOW and attrs.get("format") != "Pdf":
+            raise serializers.ValidationError(
+                {"layout": ["Only the Pdf format has a layout; the Archive and All include the original-layout Pdf."]}
+            )
+        return attrs
 
 
 class ExportFileSerializer(serializers.ModelSerializer[ExportFile]):
@@ -36,6 +50,7 @@ class ExportFileSerializer(serializers.ModelSerializer[ExportFile]):
     url = serializers.SerializerMethodField(help_text="Relative path of GET /v1/projects/{id}/exports/{name}.")
     status = serializers.ChoiceField(choices=ExportStatus.choices)
     bilingual = serializers.SerializerMethodField()
+    layout = serializers.SerializerMethodField(help_text="Pdf: reflow or original (the source's pages).")
     is_partial = serializers.SerializerMethodField(help_text="Made from a book still in progress.")
     created_utc = serializers.DateTimeField(source="created_at")
 
@@ -50,6 +65,7 @@ class ExportFileSerializer(serializers.ModelSerializer[ExportFile]):
             "url",
             "status",
             "bilingual",
+            "layout",
             "is_partial",
             "created_utc",
         ]
@@ -60,6 +76,9 @@ class ExportFileSerializer(serializers.ModelSerializer[ExportFile]):
 
     def get_bilingual(self, export: ExportFile) -> bool:
         return ExportOptions.from_key(export.options_key).bilingual
+
+    def get_layout(self, export: ExportFile) -> str:
+        return ExportOptions.from_key(export.options_key).layout
 
     def get_is_partial(self, export: ExportFile) -> bool:
         return ExportOptions.from_key(export.options_key).partial

@@ -17,6 +17,8 @@ import uuid
 import zipfile
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import IO, BinaryIO
@@ -33,12 +35,13 @@ from django.utils.text import slugify
 from core.errors import NotFound, ValidationFailed
 from core.storage import storage_delete_quietly, storage_tree_delete_quietly
 from exports.blocks import plain_text_of
-from exports.book import PAGE_CHUNK, ExportBook, ExportOptions, ExportPage
+from exports.book import ORIGINAL, PAGE_CHUNK, REFLOW, BookSource, ExportBook, ExportOptions, ExportPage, PageLayout
 from exports.errors import ExportNotReady, ExportOutdated
 from exports.events import export_ready_publish
 from exports.models import ExportFile, ExportStatus
 from exports.renderers import RENDERERS, renderer_for
-from projects.models import PageStatus, Project, ProjectStatus
+from projects.models import PageStatus, Project, ProjectStatus, SourceKind
+from projects.services.normalize import source_local_copy
 from projects.services.projects import project_files_prefix
 
 EXPORT_RENDER_TASK = "exports.tasks.export_render"
@@ -57,6 +60,15 @@ def title_of(project: Project) -> str:
     its file (no name given), the book's own title (its PDF's metadata or first heading)."""
     named_after_file = project.name == Path(project.source_file_name).stem
     return project.book_title if project.book_title and named_after_file else project.name
+
+
+def original_available(*, project: Project) -> bool:
+    """The book has a PDF source to lay the original-layout Pdf on, still stored."""
+    if project.source_kind != SourceKind.PDF:
+        return False
+    if project.source_object_key:
+        return bool(default_storage.exists(project.source_object_key))
+    return Path(project.source_path).is_file()
 
 
 def book_for(*, project: Project) -> ExportBook:
@@ -118,6 +130,27 @@ def book_for(*, project: Project) -> ExportBook:
                 )
             last = chunk[-1][0]
 
+    def layouts(first: int, last: int) -> list[PageLayout]:
+        rows = (
+            included.filter(index__gte=first, index__lte=last)
+            .order_by("index")
+            .values_list("index", "layout", "carried_from", "carried_lines")
+        )
+        return [
+            PageLayout(
+                index=index,
+                layout=layout or {},
+                carried_from=carried_from,
+                carried_lines=tuple((block, line) for block, line in carried_lines),
+            )
+            for index, layout, carried_from, carried_lines in rows
+        ]
+
+    def source_pdf() -> AbstractContextManager[Path | None]:
+        if project.source_kind != SourceKind.PDF:
+            return nullcontext(None)
+        return source_local_copy(project)
+
     return ExportBook(
         identifier=str(project.pk),
         title=title_of(project),
@@ -128,6 +161,7 @@ def book_for(*, project: Project) -> ExportBook:
         status=project.status,
         pages=pages,
         chapter_level=1 if len(level_one) == 2 else 2,
+        source=BookSource(pdf=source_pdf, layouts=layouts),
     )
 
 
@@ -149,8 +183,10 @@ def content_digest(*, project: Project, options: ExportOptions) -> str:
 
 
 def _options_for(export_format: str, options: ExportOptions) -> ExportOptions:
-    """The options that matter to a format (bilingual only where the format has it), so
-    that equal files share one identity."""
+    """The options that matter to a format (bilingual only where the format has it; the
+    original layout keeps only bilingual and partial), so that equal files share one identity."""
+    if options.original:
+        return ExportOptions(bilingual=options.bilingual, partial=options.partial, layout=ORIGINAL)
     if export_format not in BILINGUAL_FORMATS and options.bilingual:
         return ExportOptions(
             bilingual=False,
@@ -169,7 +205,13 @@ def _names(project: Project, export_format: str, options: ExportOptions, digest:
         renderer = renderer_for(export_format)
         extension, mime = renderer.extension, renderer.mime_type
     variant = "".join(
-        suffix for flag, suffix in ((options.bilingual, "-bilingual"), (options.partial, "-partial")) if flag
+        suffix
+        for flag, suffix in (
+            (options.original, "-original"),
+            (options.bilingual, "-bilingual"),
+            (options.partial, "-partial"),
+        )
+        if flag
     )
     file_name = f"{export_format.lower()}{variant}-{digest[:12]}-{uuid.uuid4().hex[:6]}.{extension}"
     date = timezone.localdate().isoformat()
@@ -188,12 +230,28 @@ def export_request(*, project: Project, export_format: str, options: ExportOptio
         translated = project.pages.filter(included=True, status=PageStatus.APPROVED).exists()
         if not (options.partial and translated):
             raise ExportNotReady()
-    formats = [*SINGLE_FORMATS, ARCHIVE] if export_format == ALL else [export_format]
+    if options.original and not original_available(project=project):
+        raise ValidationFailed(
+            {
+                "layout": [
+                    "The original layout needs the book's PDF source (a book of images, or a source no "
+                    "longer stored, has none)."
+                ]
+            }
+        )
+    if export_format == ALL:
+        # Every format, the original-layout Pdf of a PDF book beside the reflowed one, and the Archive.
+        reflowed = replace(options, layout=REFLOW)
+        wanted = [(each, _options_for(each, reflowed)) for each in SINGLE_FORMATS]
+        if original_available(project=project):
+            wanted.append(("Pdf", _options_for("Pdf", replace(options, layout=ORIGINAL))))
+        wanted.append((ARCHIVE, _options_for(ARCHIVE, reflowed)))
+    else:
+        wanted = [(export_format, _options_for(export_format, options))]
     files = []
     with transaction.atomic():
         Project.objects.select_for_update().get(pk=project.pk)
-        for each in formats:
-            each_options = _options_for(each, options)
+        for each, each_options in wanted:
             digest = content_digest(project=project, options=each_options)
             existing = ExportFile.objects.filter(
                 project=project, format=each, options_key=each_options.key(), content_hash=digest
@@ -288,6 +346,16 @@ def archive_write(*, project: Project, book: ExportBook, options: ExportOptions,
                 with archive.open(name, "w", force_zip64=True) as entry:
                     _copy(spool, entry)
             files.append({"name": name, "format": export_format, "mimeType": renderer.mime_type})
+        if original_available(project=project):
+            original = _options_for("Pdf", replace(options, layout=ORIGINAL))
+            with tempfile.TemporaryFile() as spool:
+                renderer_for("Pdf").render(book, original, spool)
+                spool.seek(0)
+                with archive.open("book-original.pdf", "w", force_zip64=True) as entry:
+                    _copy(spool, entry)
+            files.append(
+                {"name": "book-original.pdf", "format": "Pdf", "layout": ORIGINAL, "mimeType": "application/pdf"}
+            )
         for page in book.pages():
             image = f"images/page-{page.index:05d}.png" if page.image_key else ""  # none while being prepared
             try:
@@ -350,6 +418,7 @@ def export_for_download(*, project: Project, file_name: str) -> ExportFile:
                 "pageMarkers": options.page_markers,
                 "allowPartial": options.partial,
                 "pagesPerChapter": options.pages_per_chapter,
+                "layout": options.layout,
             },
         )
     return export

@@ -59,6 +59,7 @@ from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
 from exports.renderers._epub_docx_text import chapter_heading
 from exports.renderers._pdf_fonts import ensure_fonts, family
 from exports.renderers._pdf_text import TextStyle, code_spaces_kept, text_flowable
+from exports.renderers.pdf_original import original_render
 from exports.toc import ChapterSections, page_sections
 
 AUTHOR = "Book Translation Service"
@@ -110,8 +111,12 @@ class PdfRenderer:
     mime_type = "application/pdf"
 
     def render(self, book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
-        """Write the book as PDF to `out`. Raises FontsMissing when the fonts are not
+        """Write the book as PDF to `out` (`options.original`: the source's pages with their
+        text replaced, `pdf_original`). Raises FontsMissing when the fonts are not
         installed (see docs/exports-pdf-fonts.md)."""
+        if options.original:
+            original_render(book, options, out)
+            return
         ensure_fonts()
         with tempfile.TemporaryFile() as spool:
             document = _BookTemplate(out, book=book, latin_font=family("latin").face(), spool=spool)

@@ -1,0 +1,502 @@
+"""Pdf in the original layout: each page of the source PDF, its text replaced by the
+translation (docs/exports.md, "The original layout").
+
+For each included page, in order:
+- its paragraphs are recomputed from the stored layouts with bookstructure
+  (`pages_paragraphs`, the call normalize makes), each with its lines' boxes;
+- its translation (Markdown) is split into blocks (`exports.blocks.blocks_of`) and aligned
+  with the paragraphs: the same count and kinds pair one to one; otherwise the whole
+  translation goes into one region, the union of the page's body paragraphs;
+- the source text of the translated paragraphs is removed from the page's content stream
+  (`_pdf_redact.text_remove`), code and tables and furniture staying as they were;
+- the translation is set into each paragraph's box by reportlab on an overlay page of the
+  same size (fonts per script, `_pdf_text`), fitted (`_fitted`), and the overlay is put on
+  the page with pikepdf as a Form XObject.
+A paragraph carried over a page break is split between its two pages in proportion to its
+lines on each (words; characters in text without spaces), when the next page is
+translated too; otherwise its first page's block holds all of it.
+A page that failed or is not translated, and a page without a text layer (a scan), is the
+source page untouched with a small mark in its top margin.
+
+Memory: the source is opened with pikepdf (qpdf reads objects lazily from the file) and
+changed in place, page by page; the overlays are drawn OVERLAY_PAGES pages to a reportlab
+file at a time, each file read back lazily by qpdf when the output is written.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pikepdf
+from reportlab.lib import colors
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import Flowable
+
+from bookstructure.book import STRUCTURE_LOOKAHEAD_PAGES, STRUCTURE_WINDOW_PAGES, Carried, pages_paragraphs
+from bookstructure.lines import LineRef, PageLine, page_lines
+from bookstructure.paragraphs import PageText, Paragraph, ParagraphKind
+from bookstructure.words import word_list
+from exports.blocks import Block, Run, blocks_of
+from exports.book import BookSource, ExportBook, ExportOptions, ExportPage, PageLayout, page_notice
+from exports.renderers._pdf_fonts import ensure_fonts
+from exports.renderers._pdf_redact import Box, text_remove
+from exports.renderers._pdf_text import TextStyle, text_flowable
+
+GROUP_PAGES = 8  # pages whose paragraphs are computed together (one window of layouts)
+OVERLAY_PAGES = 50  # overlay pages drawn into one reportlab file
+SIZE_FLOOR = 0.6  # the translation's size steps down to this share of the source's
+SIZE_STEP = 0.25
+SIZE_MIN = 4.0  # past the floor (in the grown box): smaller still, down to this
+LEADING = 1.18
+BOTTOM_MARGIN = 18.0  # a block grows down at most to this far above the page's bottom edge
+MARK_SIZE = 7.0
+MARK_COLOR = colors.HexColor("#8a1c1c")
+SCANNED = "not translated in the original layout: the original-layout translation of scanned pages is not available"
+KEPT_KINDS = frozenset({ParagraphKind.CODE, ParagraphKind.TABLE})
+_KINDS = {"heading": "heading", "list_item": "list_item", "code": "code", "table": "table"}
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class _Region:
+    """Where a translation is set: a box in layout space (points from the top-left), the
+    source's size, and the blocks (or the text) set there."""
+
+    box: tuple[float, float, float, float]  # x0, top, x1, bottom
+    size: float
+    blocks: list[Block]
+    kind: str = "paragraph"
+    free_below: float = 0.0
+
+
+def original_render(book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
+    """Write the original-layout Pdf of `book` to `out` (`options.bilingual`: each source
+    page, then its translated page)."""
+    ensure_fonts()
+    source = book.source
+    if source is None:
+        raise ValueError("The original-layout Pdf needs the book's source (exports.services.book_for).")
+    with ExitStack() as stack:
+        path = stack.enter_context(source.pdf())
+        if path is None:
+            raise ValueError("The original-layout Pdf needs a PDF source.")
+        pdf = stack.enter_context(pikepdf.open(path))
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        _pages_write(pdf, book, options, source, folder, stack)
+        pdf.save(out)
+
+
+def _pages_write(
+    pdf: pikepdf.Pdf,
+    book: ExportBook,
+    options: ExportOptions,
+    source: BookSource,
+    folder: Path,
+    stack: ExitStack,
+) -> None:
+    overlays = _Overlays(folder, stack)
+    source_count = len(pdf.pages)
+    inserted = 0  # copies inserted before the current page (bilingual)
+    included: set[int] = set()
+    for page, text, layout, carried, next_translated in _planned(book, source):
+        if page.index > source_count:
+            break
+        included.add(page.index)
+        at = page.index - 1 + inserted
+        target = pdf.pages[at]
+        if options.bilingual:
+            pdf.pages.insert(at + 1, target)  # a copy: the source page stays before it
+            target = pdf.pages[at + 1]
+            inserted += 1
+        _page_make(pdf, target, page, text, layout, carried, next_translated, book, overlays)
+    overlays.apply()
+    # Pages left out of the book are left out of the file too (from the last one, so that
+    # the positions before it stay as they are).
+    left_out, copies = [], 0
+    for index in range(1, source_count + 1):
+        if index not in included:
+            left_out.append(index - 1 + copies)
+        elif options.bilingual:
+            copies += 1
+    for position in reversed(left_out):
+        del pdf.pages[position]
+
+
+class _Overlays:
+    """Overlay pages drawn OVERLAY_PAGES to a reportlab file; each put on its page once the
+    file is written (`apply`, also called when a file fills)."""
+
+    def __init__(self, folder: Path, stack: ExitStack) -> None:
+        self.folder = folder
+        self.stack = stack
+        self.canvas: Canvas | None = None
+        self.targets: list[tuple[pikepdf.Page, pikepdf.Rectangle]] = []
+        self.files = 0
+
+    def page(self, target: pikepdf.Page, width: float, height: float) -> Canvas:
+        if self.canvas is None:
+            self.files += 1
+            self.path = self.folder / f"overlay-{self.files}.pdf"
+            self.canvas = Canvas(str(self.path), pageCompression=1)
+        self.canvas.setPageSize((width, height))
+        self.targets.append((target, pikepdf.Rectangle(target.mediabox)))
+        return self.canvas
+
+    def done(self) -> None:
+        assert self.canvas is not None
+        self.canvas.showPage()
+        if len(self.targets) >= OVERLAY_PAGES:
+            self.apply()
+
+    def apply(self) -> None:
+        if self.canvas is None:
+            return
+        self.canvas.save()
+        self.canvas = None
+        drawn = self.stack.enter_context(pikepdf.open(self.path))
+        for number, (target, rect) in enumerate(self.targets):
+            target.add_overlay(drawn.pages[number], rect)
+        self.targets = []
+
+
+_Carry = Mapping[tuple[LineRef, ...], str]
+
+
+def _planned(
+    book: ExportBook, source: BookSource
+) -> Iterator[tuple[ExportPage, PageText | None, PageLayout | None, _Carry, bool]]:
+    """Each included page with its paragraphs (None: no text layer) and layout, and the
+    text its carried lines take from the previous page's paragraph (by line)."""
+    words = word_list(book.source_language or "en")
+    pages = book.pages()
+    pending: list[ExportPage] = []
+    carried_text: dict[tuple[LineRef, ...], str] = {}
+    exhausted = False
+    start = 1
+    while not exhausted or pending:
+        while not exhausted and len(pending) < GROUP_PAGES + 1:
+            following = next(pages, None)
+            if following is None:
+                exhausted = True
+            else:
+                pending.append(following)
+        if not pending:
+            return
+        group = pending[:GROUP_PAGES]
+        start, through = group[0].index, group[-1].index
+        first_index = max(1, start - STRUCTURE_WINDOW_PAGES)
+        stored = {each.index: each for each in source.layouts(first_index, through + STRUCTURE_LOOKAHEAD_PAGES)}
+        layouts = [
+            _text_layout(stored[index].layout) if index in stored else {}
+            for index in range(first_index, through + STRUCTURE_LOOKAHEAD_PAGES + 1)
+        ]
+        carried_in = {
+            index: Carried(page=index, origin=each.carried_from, lines=each.carried_lines)
+            for index, each in stored.items()
+            # As normalize decides the window: only the pages an earlier, decided page took lines of.
+            if each.carried_from is not None and index >= start and each.carried_from < start
+        }
+        texts = {
+            text.page: text
+            for text in pages_paragraphs(
+                layouts, first_index=first_index, start=start, through=through, carried_in=carried_in, words=words
+            )
+        }
+        translated = {each.index for each in pending if each.translated}
+        for page in group:
+            text = texts.get(page.index) if stored.get(page.index) and _text_layout(stored[page.index].layout) else None
+            taken = {refs: value for refs, value in carried_text.items() if refs[0].page == page.index}
+            next_translated = page.index + 1 in translated
+            carried_text = {}
+            if text is not None and page.translated:
+                carried_text = _carried_split(page, text, next_translated=next_translated)
+            yield page, text, stored.get(page.index), taken, next_translated
+        pending = pending[GROUP_PAGES:]
+
+
+def _text_layout(layout: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A text layer's layout ({} for an OCR layout or none: a scan)."""
+    return layout if layout.get("source", "pdf") == "pdf" and layout.get("blocks") else {}
+
+
+def _aligned(page: ExportPage, text: PageText) -> list[tuple[Paragraph, Block]] | None:
+    """The page's paragraphs paired with its translation's blocks, or None when they do not
+    pair (another count or kind)."""
+    blocks = [block for block in blocks_of(page.translation) if block.kind != "rule"]
+    paragraphs = list(text.paragraphs)
+    if len(blocks) != len(paragraphs):
+        return None
+    for paragraph, block in zip(paragraphs, blocks, strict=True):
+        if _KINDS.get(block.kind, "paragraph") != _KINDS.get(paragraph.kind.value, "paragraph"):
+            return None
+    return list(zip(paragraphs, blocks, strict=True))
+
+
+def _carried_split(page: ExportPage, text: PageText, *, next_translated: bool) -> dict[tuple[LineRef, ...], str]:
+    """The share of the carried paragraph's translation set on the next page, keyed by its
+    lines there. Empty when nothing is carried or the next page is not translated."""
+    pairs = _aligned(page, text)
+    if not pairs or not next_translated:
+        return {}
+    paragraph, block = pairs[-1]
+    if not paragraph.carried or paragraph.kind in KEPT_KINDS:
+        return {}
+    here = [ref for ref in paragraph.lines if ref.page == paragraph.page]
+    there = [ref for ref in paragraph.lines if ref.page != paragraph.page]
+    _, rest = _split(block.text, len(here) / len(paragraph.lines))
+    return {tuple(there): rest} if there and rest else {}
+
+
+def _split(text: str, share: float) -> tuple[str, str]:
+    """`text` cut after `share` of its words (of its characters when it has no spaces)."""
+    words = text.split()
+    if len(words) > 1:
+        cut = max(1, round(len(words) * share))
+        return " ".join(words[:cut]), " ".join(words[cut:])
+    cut = max(1, round(len(text) * share))
+    return text[:cut], text[cut:]
+
+
+def _page_make(
+    pdf: pikepdf.Pdf,
+    target: pikepdf.Page,
+    page: ExportPage,
+    text: PageText | None,
+    layout: PageLayout | None,
+    carried: _Carry,
+    next_translated: bool,
+    book: ExportBook,
+    overlays: _Overlays,
+) -> None:
+    media = [float(value) for value in target.mediabox]
+    crop = [float(value) for value in target.obj.get("/CropBox", target.mediabox)]
+    width, height = media[2] - media[0], media[3] - media[1]
+    if not page.translated:
+        if page.blank:
+            return
+        _mark(overlays.page(target, width, height), page_notice(page, book.labels, source_follows=False), width, height)
+        overlays.done()
+        return
+    if text is None or layout is None or int(target.obj.get("/Rotate", 0)) % 360:
+        _mark(overlays.page(target, width, height), SCANNED, width, height)
+        overlays.done()
+        return
+    lines = {line.ref: line for line in page_lines(layout.layout, page=page.index)}
+    regions, removed = _regions(page, text, lines, carried, next_translated=next_translated)
+
+    # Layout space (from the crop box's top-left, y down) -> the overlay's space (the media box, y up).
+    def to_pdf(x: float, y: float) -> tuple[float, float]:
+        return crop[0] - media[0] + x, crop[3] - media[1] - y
+
+    boxes = []
+    for line in removed:
+        x0, y1 = to_pdf(line.x0 - 1, line.top - 0.5)
+        x1, y0 = to_pdf(line.x1 + 1, line.bottom + 0.5)
+        boxes.append(Box(x0 + media[0], y0 + media[1], x1 + media[0], y1 + media[1]))
+    text_remove(pdf, target, boxes)
+    page_bottom = crop[3] - crop[1] - BOTTOM_MARGIN
+    all_lines = list(lines.values())
+    canvas = overlays.page(target, width, height)
+    body = [line for line in removed if not line.mono]
+    for region in _merged(regions):
+        region.box = _widened(region.box, body)
+        region.free_below = _free_below(region, all_lines, page_bottom)
+        _region_draw(canvas, region, book, to_pdf)
+    overlays.done()
+
+
+def _regions(
+    page: ExportPage,
+    text: PageText,
+    lines: Mapping[LineRef, PageLine],
+    carried: _Carry,
+    *,
+    next_translated: bool,
+) -> tuple[list[_Region], list[PageLine]]:
+    """Where the page's translation goes, and the source lines it replaces."""
+    regions: list[_Region] = []
+    removed: list[PageLine] = []
+    for refs, rest in carried.items():
+        # The lines this page finishes of the previous page's paragraph: its translation's rest.
+        own = [lines[ref] for ref in refs if ref in lines]
+        if own:
+            regions.append(
+                _Region(box=_union(own), size=_size(own), blocks=[Block(kind="paragraph", runs=(Run(rest),))])
+            )
+            removed += own
+    pairs = _aligned(page, text)
+    if pairs is None:
+        body = [
+            lines[ref]
+            for paragraph in text.paragraphs
+            for ref in paragraph.lines
+            if ref.page == page.index and ref in lines
+        ]
+        if body:
+            blocks = [block for block in blocks_of(page.translation) if block.kind != "rule"]
+            regions.append(_Region(box=_union(body), size=_size(body), blocks=blocks))
+            removed += body
+        return regions, removed
+    for index, (paragraph, block) in enumerate(pairs):
+        if paragraph.kind in KEPT_KINDS:
+            continue
+        own = [lines[ref] for ref in paragraph.lines if ref.page == page.index and ref in lines]
+        if not own:
+            continue
+        if paragraph.carried and index == len(pairs) - 1 and len(own) < len(paragraph.lines):
+            first, rest = _split(block.text, len(own) / len(paragraph.lines))
+            if rest and next_translated:  # the next page sets the rest (`_carried_split`)
+                block = Block(kind=block.kind, runs=(Run(first),), level=block.level)
+        regions.append(_Region(box=_union(own), size=_size(own), blocks=[block], kind=block.kind))
+        removed += own
+    return regions, removed
+
+
+def _union(lines: Sequence[PageLine]) -> tuple[float, float, float, float]:
+    return (
+        min(line.x0 for line in lines),
+        min(line.top for line in lines),
+        max(line.x1 for line in lines),
+        max(line.bottom for line in lines),
+    )
+
+
+def _size(lines: Sequence[PageLine]) -> float:
+    sizes = sorted(line.size for line in lines if line.size > 0)
+    return sizes[len(sizes) // 2] if sizes else 10.0
+
+
+def _merged(regions: Sequence[_Region]) -> list[_Region]:
+    """The regions, those whose boxes overlap joined into one (their blocks in order): a
+    paragraph that ends inside a line the next one starts on (two layout blocks side by
+    side on one baseline) shares its box with the next."""
+    merged: list[_Region] = []
+    for region in regions:
+        overlapping = next((other for other in merged if _overlap(other.box, region.box)), None)
+        if overlapping is None:
+            merged.append(_Region(box=region.box, size=region.size, blocks=list(region.blocks), kind=region.kind))
+            continue
+        overlapping.box = _union_boxes(overlapping.box, region.box)
+        overlapping.blocks += region.blocks
+        overlapping.size = min(overlapping.size, region.size)
+    return merged
+
+
+def _overlap(first: tuple[float, float, float, float], second: tuple[float, float, float, float]) -> bool:
+    return first[0] < second[2] and second[0] < first[2] and first[1] < second[3] - 1 and second[1] < first[3] - 1
+
+
+def _union_boxes(
+    first: tuple[float, float, float, float], second: tuple[float, float, float, float]
+) -> tuple[float, float, float, float]:
+    return min(first[0], second[0]), min(first[1], second[1]), max(first[2], second[2]), max(first[3], second[3])
+
+
+def _widened(box: tuple[float, float, float, float], body: Sequence[PageLine]) -> tuple[float, float, float, float]:
+    """The box out to its column's right edge (the rightmost body line replaced on the page
+    that overlaps it across): a short line's translation is not squeezed into its width."""
+    x0, top, x1, bottom = box
+    right = max([x1, *(line.x1 for line in body if line.x0 < x1 and line.x1 > x0)])
+    return x0, top, right, bottom
+
+
+def _free_below(region: _Region, lines: Sequence[PageLine], page_bottom: float) -> float:
+    """How far the region may grow down: to the next line below it (kept, or another
+    region's) that overlaps it across, or to the page's bottom margin."""
+    x0, _, x1, bottom = region.box
+    below = [line.top for line in lines if line.top >= bottom - 0.5 and line.x0 < x1 and line.x1 > x0]
+    limit = min([*below, page_bottom])
+    return max(0.0, limit - bottom - 1.0)
+
+
+def _flowables(region: _Region, size: float, book: ExportBook) -> list[Flowable]:
+    style = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4)
+    made: list[Flowable] = []
+    for block in region.blocks:
+        runs: Sequence[Run] = block.runs
+        each = style
+        prefix = ""
+        if block.kind == "heading":
+            each = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4, bold=True)
+        elif block.kind == "list_item":
+            prefix = f"{block.number}." if block.ordered and block.number is not None else "\u2022"
+        elif block.kind == "code":
+            runs = [Run(block.text, code=True)]
+        elif block.kind == "table":
+            runs = [Run(" ".join(block.text.split()))]
+        flowable = text_flowable(runs, each, language=book.language, default_rtl=book.rtl, prefix=prefix)
+        if flowable is not None:
+            made.append(flowable)
+    return made
+
+
+def _height(flowables: Sequence[Flowable], width: float) -> float:
+    total = 0.0
+    for number, flowable in enumerate(flowables):
+        _, height = flowable.wrap(width, 10_000)
+        total += height + (flowable.getSpaceAfter() if number < len(flowables) - 1 else 0)
+    return total
+
+
+def _fitted(region: _Region, book: ExportBook) -> tuple[list[Flowable], float]:
+    """The region's flowables at the largest size that fits (docs/exports.md, "Fitting"):
+    from the source's size down to SIZE_FLOOR of it in the box; then, in the box grown down
+    into the free space below it, from the source's size down to SIZE_MIN; what still does
+    not fit is cut (the last lines left out, an ellipsis at the cut)."""
+    x0, top, x1, bottom = region.box
+    width = max(x1 - x0, 20.0)
+    heights = (bottom - top + 2.0, bottom - top + 2.0 + region.free_below)
+    floors = (region.size * SIZE_FLOOR, SIZE_MIN)
+    for room, floor in zip(heights, floors, strict=True):
+        size = region.size
+        while size >= floor:
+            flowables = _flowables(region, size, book)
+            if _height(flowables, width) <= room:
+                return flowables, room
+            size -= SIZE_STEP
+    flowables = _flowables(region, SIZE_MIN, book)
+    kept: list[Flowable] = []
+    left = heights[1]
+    for flowable in flowables:
+        _, height = flowable.wrap(width, left)
+        if height <= left:
+            kept.append(flowable)
+            left -= height + flowable.getSpaceAfter()
+            continue
+        pieces = flowable.split(width, left)
+        if pieces:
+            kept.append(pieces[0])
+        break
+    return kept, heights[1]
+
+
+def _region_draw(canvas: Canvas, region: _Region, book: ExportBook, to_pdf: Any) -> None:
+    flowables, _ = _fitted(region, book)
+    x0, top, x1, _ = region.box
+    width = max(x1 - x0, 20.0)
+    left, y = to_pdf(x0, top)
+    for flowable in flowables:
+        _, height = flowable.wrap(width, 10_000)
+        y -= height
+        flowable.drawOn(canvas, left, y)
+        y -= flowable.getSpaceAfter()
+
+
+def _mark(canvas: Canvas, text: str, width: float, height: float) -> None:
+    """A small mark in the page's top margin (the page itself untouched)."""
+    flowable = text_flowable(
+        [Run(_SPACE.sub(" ", text).strip())],
+        TextStyle(size=MARK_SIZE, leading=MARK_SIZE * 1.2, italic=True, color=MARK_COLOR, space_after=0),
+        language="en",
+        default_rtl=False,
+    )
+    if flowable is None:
+        return
+    _, used = flowable.wrap(width - 24, 40)
+    flowable.drawOn(canvas, 12, height - 4 - used)

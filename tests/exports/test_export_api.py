@@ -32,6 +32,7 @@ ENTRY_FIELDS = {
     "url",
     "status",
     "bilingual",
+    "layout",
     "isPartial",
     "createdUtc",
 }
@@ -260,6 +261,7 @@ def test_a_file_of_a_book_that_changed_since_is_not_served_but_answered_410(user
         "pageMarkers": True,
         "allowPartial": False,
         "pagesPerChapter": 20,
+        "layout": "reflow",
     }
     assert ExportFile.objects.get().status == ExportStatus.READY  # nothing changed by the refusal
 

@@ -8,9 +8,12 @@ page, and the page outside the text blocks as it was."""
 
 from __future__ import annotations
 
+import io
+import json
 import re
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,7 @@ from projects.models import Project
 from tests.exports.test_export_api import run_export_queue
 from tests.projects.test_book_structure import _book as book_from_upload
 from tests.projects.test_processing import credit, run_worker
-from tests.support.corpus import debian_pdf, pdf_window
+from tests.support.corpus import debian_pdf, pages_render, pdf_window, scans_pdf
 from tests.support.openai_server import OpenAIServer, fake_translation
 
 pytestmark = [
@@ -94,10 +97,32 @@ def words_with_boxes(path: Path) -> list[tuple[int, str, float, float, float, fl
     return found
 
 
+DPI = 50
+
+
 def rendered(path: Path, folder: Path, name: str) -> list[Image.Image]:
-    prefix = folder / name
-    subprocess.run(["pdftoppm", "-r", "50", "-gray", str(path), str(prefix)], check=True)
+    """The pages at DPI dots per inch, in grey."""
+    subprocess.run(["pdftoppm", "-r", str(DPI), "-gray", str(path), str(folder / name)], check=True)
     return [Image.open(page).convert("L") for page in sorted(folder.glob(f"{name}-*.pgm"))]
+
+
+def changed_outside_text(
+    source: Image.Image, output: Image.Image, words: list[tuple[float, float, float, float]]
+) -> float:
+    """The share of the page's pixels that differ (by over a quarter of the grey scale)
+    outside the words' boxes (points, each grown by 3 points and out to the line's height)."""
+    scale = DPI / 72
+    difference = ImageChops.difference(source, output).point(lambda value: 255 if value > 64 else 0)
+    mask = Image.new("L", difference.size, 255)
+    for x0, y0, x1, y1 in words:
+        box = (int((x0 - 3) * scale), int((y0 - 3) * scale), int((x1 + 3) * scale) + 1, int((y1 + 3) * scale) + 1)
+        mask.paste(0, box)
+    outside = ImageChops.multiply(difference, mask)
+    return sum(outside.histogram()[1:]) / (difference.width * difference.height)
+
+
+def page_words(words: list[tuple[int, str, float, float, float, float, float, float]], page: int) -> list[str]:
+    return [word for number, word, *_ in words if number == page]
 
 
 def test_the_original_layout_keeps_every_page_and_image_and_replaces_the_text(
@@ -113,12 +138,124 @@ def test_the_original_layout_keeps_every_page_and_image_and_replaces_the_text(
     source_words = words_with_boxes(manual)
     output_words = words_with_boxes(out)
     # Every character on its page.
-    assert all(0 <= x0 and x1 <= width + 0.5 and 0 <= y0 and y1 <= height + 0.5 for *_, x0, y0, x1, y1, width, height in [
-        (page, word, *box) for page, word, *box in output_words
-    ])
+    assert all(
+        x0 >= 0 and x1 <= width + 0.5 and y0 >= 0 and y1 <= height + 0.5
+        for *_, x0, y0, x1, y1, width, height in [(page, word, *box) for page, word, *box in output_words]
+    )
     # The translation's words are there; the prose words of the source are gone from the pages.
     text = " ".join(word for _, word, *_ in output_words)
     assert fake_translation("Compression") in text or fake_translation("compression") in text
     prose = {word for _, word, *_ in source_words if re.fullmatch(r"[a-z]{6,}", word) and word != word[::-1]}
     left = {word for word in prose if re.search(rf"\b{word}\b", text)}
     assert len(left) < 0.1 * len(prose), sorted(left)[:40]
+
+
+def test_the_original_layout_is_the_source_page_outside_its_text_blocks(auth_client, translated, manual, tmp_path):
+    _, content = exported(auth_client, translated, layout="original")
+    out = tmp_path / "out.pdf"
+    out.write_bytes(content)
+    boxes = words_with_boxes(manual) + words_with_boxes(out)
+    sources, outputs = rendered(manual, tmp_path, "source"), rendered(out, tmp_path, "output")
+
+    assert len(sources) == len(outputs) == 4
+    for number, (source, output) in enumerate(zip(sources, outputs, strict=True), start=1):
+        assert source.size == output.size
+        words = [tuple(box[:4]) for page, _, *box in boxes if page == number]
+        # Rules, the shaded listing and the table, the running header and the page number stay.
+        assert changed_outside_text(source, output, words) < 0.002, number  # type: ignore[arg-type]
+        # The listing (code, kept as it was) is still the source's text.
+    listing = "   -1      1200k     500k       350k    914704"
+    assert listing.split() == [word for word in page_words(words_with_boxes(out), 1) if word in listing.split()][:6]
+
+
+def test_bilingual_puts_each_source_page_before_its_translated_page(auth_client, translated, manual, tmp_path):
+    entry, content = exported(auth_client, translated, layout="original", bilingual=True)
+    out = tmp_path / "out.pdf"
+    out.write_bytes(content)
+
+    assert "original" in str(entry["fileName"])
+    assert "bilingual" in str(entry["fileName"])
+    sizes = pdfinfo_sizes(manual)
+    assert pdfinfo_sizes(out) == [size for size in sizes for _ in range(2)]
+    assert images(out) == 2 * images(manual)
+    source_words, output_words = words_with_boxes(manual), words_with_boxes(out)
+    for page in range(1, 5):
+        assert page_words(output_words, 2 * page - 1) == page_words(source_words, page)
+        assert page_words(output_words, 2 * page) != page_words(source_words, page)
+
+
+def test_the_same_options_give_the_same_file_and_a_bad_combination_is_refused(auth_client, translated):
+    first, _ = exported(auth_client, translated, layout="original")
+    again = auth_client.post(
+        f"/v1/projects/{translated}/export", {"format": "Pdf", "layout": "original"}, format="json"
+    )
+    assert [entry["fileName"] for entry in again.json()] == [first["fileName"]]
+    assert again.json()[0]["layout"] == "original"
+    exports_before = ExportFile.objects.count()
+
+    refused = auth_client.post(
+        f"/v1/projects/{translated}/export", {"format": "Epub", "layout": "original"}, format="json"
+    )
+    unknown = auth_client.post(
+        f"/v1/projects/{translated}/export", {"format": "Pdf", "layout": "facing"}, format="json"
+    )
+
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "validation_error"
+    assert "layout" in refused.json()["errors"]
+    assert unknown.status_code == 400
+    assert "layout" in unknown.json()["errors"]
+    assert ExportFile.objects.count() == exports_before
+
+
+def test_all_and_the_archive_include_the_original_layout_pdf(auth_client, translated):
+    response = auth_client.post(f"/v1/projects/{translated}/export", {"format": "All"}, format="json")
+    assert response.status_code == 202
+    pdfs = sorted(entry["layout"] for entry in response.json() if entry["format"] == "Pdf")
+    assert pdfs == ["original", "reflow"]
+    run_export_queue()
+    archive = next(entry for entry in response.json() if entry["format"] == "Archive")
+    content = b"".join(auth_client.get(archive["url"]).streaming_content)
+    with zipfile.ZipFile(io.BytesIO(content)) as opened:
+        manifest = json.loads(opened.read("manifest.json"))
+        original = opened.read("book-original.pdf")
+    assert original.startswith(b"%PDF")
+    assert {"name": "book-original.pdf", "format": "Pdf", "layout": "original", "mimeType": "application/pdf"} in (
+        manifest["files"]
+    )
+
+
+def test_a_failed_page_and_a_scanned_page_are_the_source_pages_with_a_mark(
+    user, auth_client, settings, manual, tmp_path
+):
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(scans_pdf(pages_render(manual, 3, 3, dpi=100), dpi=100))
+    mixed = tmp_path / "mixed.pdf"
+    subprocess.run(["pdfunite", str(manual), str(scan), str(mixed)], check=True)
+    settings.TRANSLATION_ENGINE = "echo"
+    settings.TRANSLATION_ENGINE_OPTIONS = {"fail_pages": [2], "fail_attempts": 0}  # page 2 always fails
+    credit(user, "50")
+    project_id = book_from_upload(auth_client, mixed.read_bytes(), target="es")
+    assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+    run_worker()
+    statuses = list(Project.objects.get(pk=project_id).pages.order_by("index").values_list("status", flat=True))
+    assert statuses == ["Approved", "Failed", "Approved", "Approved", "Approved"]
+
+    _, content = exported(auth_client, project_id, layout="original")
+    out = tmp_path / "out.pdf"
+    out.write_bytes(content)
+
+    assert pdfinfo_sizes(out) == pdfinfo_sizes(mixed)
+    source_words, output_words = words_with_boxes(mixed), words_with_boxes(out)
+    for page in (2, 5):
+        marks = [word for number, word, _, _, _, y1, *_ in output_words if number == page and y1 < 16]
+        body = [word for number, word, _, _, _, y1, *_ in output_words if number == page and y1 >= 16]
+        assert marks, page
+        assert body == page_words(source_words, page)
+    assert "scanned" in " ".join(word for number, word, *_ in output_words if number == 5)
+    sources, outputs = rendered(mixed, tmp_path, "source"), rendered(out, tmp_path, "output")
+    for page in (2, 5):
+        top = int(16 * DPI / 72)
+        source, output = sources[page - 1], outputs[page - 1]
+        lower = (0, top, source.width, source.height)
+        assert ImageChops.difference(source.crop(lower), output.crop(lower)).getbbox() is None, page

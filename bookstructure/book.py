@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from bookstructure.furniture import BookFurniture, PageFurniture, furniture_detect
+from bookstructure.furniture import BookFurniture, FurnitureKind, FurnitureLine, PageFurniture, furniture_detect
 from bookstructure.lines import Layout, LineRef, page_lines
 from bookstructure.paragraphs import BookText, PageText, body_font_size, book_text_build
 from bookstructure.words import WordList
@@ -116,12 +116,23 @@ def pages_paragraphs(
     through: int,
     carried_in: Mapping[int, Carried],
     words: WordList,
+    furniture: Sequence[Sequence[Mapping[str, str]]] | None = None,
 ) -> list[PageText]:
     """The paragraphs of pages `start` to `through` (1-based) as `pages_structure` decides
     them from the same layouts (the same call, pure): each `PageText.page` and each line's
     `LineRef.page` is a 1-based book page. `through` should leave STRUCTURE_LOOKAHEAD_PAGES
-    of `layouts` after it (except at the book's end), as normalize's windows do."""
-    _, text = _window_text(layouts, first_index=first_index, start=start, carried_in=carried_in, words=words)
+    of `layouts` after it (except at the book's end), as normalize's windows do.
+    `furniture`: each page's furniture as `PageBody.furniture` stored it ({kind, text});
+    given, a page's furniture is those lines (what normalize decided, with the window it
+    had then), else it is detected again."""
+    _, text = _window_text(
+        layouts,
+        first_index=first_index,
+        start=start,
+        carried_in=carried_in,
+        words=words,
+        furniture=None if furniture is None else _stored_furniture(layouts, furniture),
+    )
     found: list[PageText] = []
     for page_text in text.pages:
         index = start + page_text.page
@@ -152,10 +163,12 @@ def _window_text(
     start: int,
     carried_in: Mapping[int, Carried],
     words: WordList,
+    furniture: BookFurniture | None = None,
 ) -> tuple[BookFurniture, BookText]:
-    """The furniture of the window's pages, and the body text of its pages from `start` on."""
+    """The furniture of the window's pages (detected unless given), and the body text of
+    its pages from `start` on."""
     offset = start - first_index
-    furniture = furniture_detect(layouts)
+    furniture = furniture if furniture is not None else furniture_detect(layouts)
     body_size = body_font_size(line for index, layout in enumerate(layouts) for line in page_lines(layout, page=index))
     carried = {page: taken for page, taken in carried_in.items() if page >= start}
     text = book_text_build(
@@ -171,6 +184,23 @@ def _window_text(
         ),
     )
     return furniture, text
+
+
+def _stored_furniture(layouts: Sequence[Layout], stored: Sequence[Sequence[Mapping[str, str]]]) -> BookFurniture:
+    """The furniture the pages stored ({kind, text}), found again among their lines (each
+    item once, the first line of its text)."""
+    pages = []
+    for index, (layout, items) in enumerate(zip(layouts, stored, strict=True)):
+        lines = page_lines(layout, page=index)
+        found: list[FurnitureLine] = []
+        used: set[LineRef] = set()
+        for item in items:
+            line = next((line for line in lines if line.text == item.get("text") and line.ref not in used), None)
+            if line is not None:
+                used.add(line.ref)
+                found.append(FurnitureLine(ref=line.ref, kind=FurnitureKind(item["kind"]), text=line.text))
+        pages.append(PageFurniture(page=index, lines=tuple(found)))
+    return BookFurniture(pages=tuple(pages))
 
 
 def _shifted(furniture: BookFurniture, offset: int) -> BookFurniture:

@@ -94,6 +94,7 @@ class PageLayout:
     layout: Mapping[str, Any]
     carried_from: int | None
     carried_lines: tuple[tuple[int, int], ...]
+    furniture: tuple[Mapping[str, str], ...] = ()  # as normalize decided it: [{kind, text}]
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,7 @@ def book_for(*, project: Project) -> ExportBook:
         rows = (
             included.filter(index__gte=first, index__lte=last)
             .order_by("index")
-            .values_list("index", "layout", "carried_from", "carried_lines")
+            .values_list("index", "layout", "carried_from", "carried_lines", "furniture")
         )
         return [
             PageLayout(
@@ -142,8 +142,9 @@ def book_for(*, project: Project) -> ExportBook:
                 layout=layout or {},
                 carried_from=carried_from,
                 carried_lines=tuple((block, line) for block, line in carried_lines),
+                furniture=tuple(furniture),
             )
-            for index, layout, carried_from, carried_lines in rows
+            for index, layout, carried_from, carried_lines, furniture in rows
         ]
 
     def source_pdf() -> AbstractContextManager[Path | None]:

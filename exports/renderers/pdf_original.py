@@ -25,9 +25,11 @@ file at a time, each file read back lazily by qpdf when the output is written.
 
 from __future__ import annotations
 
+import logging
+import math
 import re
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,8 @@ from exports.renderers._pdf_fonts import ensure_fonts
 from exports.renderers._pdf_redact import Box, text_remove
 from exports.renderers._pdf_text import TextStyle, text_flowable
 
+logger = logging.getLogger(__name__)
+
 GROUP_PAGES = 8  # pages whose paragraphs are computed together (one window of layouts)
 OVERLAY_PAGES = 50  # overlay pages drawn into one reportlab file
 SIZE_FLOOR = 0.6  # the translation's size steps down to this share of the source's
@@ -59,7 +63,12 @@ MARK_SIZE = 7.0
 MARK_COLOR = colors.HexColor("#8a1c1c")
 SCANNED = "not translated in the original layout: the original-layout translation of scanned pages is not available"
 KEPT_KINDS = frozenset({ParagraphKind.CODE, ParagraphKind.TABLE})
-_KINDS = {"heading": "heading", "list_item": "list_item", "code": "code", "table": "table"}
+# Pairings the alignment weighs: (paragraphs, blocks, penalty).
+_PAIRINGS = ((1, 1, 0.0), (2, 1, 1.0), (1, 2, 1.0), (1, 0, 3.0), (0, 1, 3.0))
+ALIGNMENT_COST_MAX = 1.5  # per paragraph or block: a page scoring worse is set as one region
+# Kinds as the alignment compares them: prose of any kind (a paragraph, a list item, a
+# quote) pairs with prose (the Markdown of a paragraph inside a list item reads either way).
+_KINDS = {"heading": "heading", "code": "code", "table": "table"}
 _SPACE = re.compile(r"\s+")
 
 
@@ -71,7 +80,6 @@ class _Region:
     box: tuple[float, float, float, float]  # x0, top, x1, bottom
     size: float
     blocks: list[Block]
-    kind: str = "paragraph"
     free_below: float = 0.0
 
 
@@ -202,10 +210,17 @@ def _planned(
             # As normalize decides the window: only the pages an earlier, decided page took lines of.
             if each.carried_from is not None and index >= start and each.carried_from < start
         }
+        window = range(first_index, through + STRUCTURE_LOOKAHEAD_PAGES + 1)
         texts = {
             text.page: text
             for text in pages_paragraphs(
-                layouts, first_index=first_index, start=start, through=through, carried_in=carried_in, words=words
+                layouts,
+                first_index=first_index,
+                start=start,
+                through=through,
+                carried_in=carried_in,
+                words=words,
+                furniture=[stored[index].furniture if index in stored else () for index in window],
             )
         }
         translated = {each.index for each in pending if each.translated}
@@ -225,17 +240,89 @@ def _text_layout(layout: Mapping[str, Any]) -> Mapping[str, Any]:
     return layout if layout.get("source", "pdf") == "pdf" and layout.get("blocks") else {}
 
 
-def _aligned(page: ExportPage, text: PageText) -> list[tuple[Paragraph, Block]] | None:
-    """The page's paragraphs paired with its translation's blocks, or None when they do not
-    pair (another count or kind)."""
+def _kind_of(paragraph: Paragraph) -> str:
+    return _KINDS.get(paragraph.kind.value, "paragraph")
+
+
+def _aligned(page: ExportPage, text: PageText) -> list[tuple[list[Paragraph], list[Block]]] | None:
+    """The page's paragraphs grouped with its translation's blocks, in order, or None when
+    they do not pair well enough (one region then). The alignment of sentence aligners
+    (Gale and Church): dynamic programming over pairings of one paragraph with one block,
+    two with one and one with two (prose only; two paragraphs an engine joined, or one it
+    split), and one left alone, each scored by how far its length ratio is from the page's
+    and by a penalty per kind of pairing; headings pair only with headings, code with code,
+    tables with tables. A block left alone joins the group before it (the first one's
+    after it); a paragraph left alone keeps its source text."""
     blocks = [block for block in blocks_of(page.translation) if block.kind != "rule"]
     paragraphs = list(text.paragraphs)
-    if len(blocks) != len(paragraphs):
+    if not blocks or not paragraphs:
         return None
-    for paragraph, block in zip(paragraphs, blocks, strict=True):
-        if _KINDS.get(block.kind, "paragraph") != _KINDS.get(paragraph.kind.value, "paragraph"):
-            return None
-    return list(zip(paragraphs, blocks, strict=True))
+    ratio = sum(len(block.text) + 1 for block in blocks) / sum(len(paragraph.text) + 1 for paragraph in paragraphs)
+    count, total = len(paragraphs), len(blocks)
+    cost = [[math.inf] * (total + 1) for _ in range(count + 1)]
+    step_of: dict[tuple[int, int], tuple[int, int]] = {}
+    cost[0][0] = 0.0
+    for here in range(count + 1):
+        for there in range(total + 1):
+            if cost[here][there] == math.inf:
+                continue
+            for taken, given, penalty in _PAIRINGS:
+                if here + taken > count or there + given > total:
+                    continue
+                paired = _pairing_cost(paragraphs[here : here + taken], blocks[there : there + given], ratio)
+                if cost[here][there] + penalty + paired < cost[here + taken][there + given]:
+                    cost[here + taken][there + given] = cost[here][there] + penalty + paired
+                    step_of[(here + taken, there + given)] = (taken, given)
+    if cost[count][total] > ALIGNMENT_COST_MAX * max(count, total):
+        logger.info("Page %s: its translation does not pair with its paragraphs; set as one region", page.index)
+        return None
+    groups: list[tuple[list[Paragraph], list[Block]]] = []
+    here, there = count, total
+    while here or there:
+        taken, given = step_of[(here, there)]
+        groups.append((paragraphs[here - taken : here], blocks[there - given : there]))
+        here, there = here - taken, there - given
+    groups.reverse()
+    return _strays_joined(groups)
+
+
+def _pairing_cost(paragraphs: Sequence[Paragraph], blocks: Sequence[Block], ratio: float) -> float:
+    if not paragraphs or not blocks:
+        return 0.0
+    kinds = [_kind_of(paragraph) for paragraph in paragraphs]
+    block_kinds = [_KINDS.get(block.kind, "paragraph") for block in blocks]
+    if len(kinds) + len(block_kinds) > 2 and set(kinds + block_kinds) != {"paragraph"}:
+        return math.inf
+    if kinds[0] != block_kinds[0]:
+        return math.inf
+    source = sum(len(paragraph.text) + 1 for paragraph in paragraphs)
+    target = sum(len(block.text) + 1 for block in blocks)
+    return abs(math.log(target / (source * ratio)))
+
+
+def _strays_joined(groups: list[tuple[list[Paragraph], list[Block]]]) -> list[tuple[list[Paragraph], list[Block]]]:
+    """The groups, a block paired with no paragraph joined to the translated group before it
+    (or after it, before the first)."""
+    kept: list[tuple[list[Paragraph], list[Block]]] = []
+    waiting: list[Block] = []
+    for paragraphs, blocks in groups:
+        translated = bool(blocks) and _translated((paragraphs, blocks))
+        if not paragraphs:
+            target = next((group for group in reversed(kept) if group[0] and group[1] and _translated(group)), None)
+            if target is None:
+                waiting += blocks
+            else:
+                target[1].extend(blocks)
+            continue
+        if translated and waiting:
+            blocks = [*waiting, *blocks]
+            waiting = []
+        kept.append((list(paragraphs), list(blocks)))
+    return kept
+
+
+def _translated(group: tuple[list[Paragraph], list[Block]]) -> bool:
+    return all(paragraph.kind not in KEPT_KINDS for paragraph in group[0])
 
 
 def _carried_split(page: ExportPage, text: PageText, *, next_translated: bool) -> dict[tuple[LineRef, ...], str]:
@@ -244,9 +331,11 @@ def _carried_split(page: ExportPage, text: PageText, *, next_translated: bool) -
     pairs = _aligned(page, text)
     if not pairs or not next_translated:
         return {}
-    paragraph, block = pairs[-1]
-    if not paragraph.carried or paragraph.kind in KEPT_KINDS:
+    group, blocks = pairs[-1]
+    paragraph = group[-1]
+    if len(group) != 1 or not paragraph.carried or paragraph.kind in KEPT_KINDS or len(blocks) != 1:
         return {}
+    block = blocks[0]
     here = [ref for ref in paragraph.lines if ref.page == paragraph.page]
     there = [ref for ref in paragraph.lines if ref.page != paragraph.page]
     _, rest = _split(block.text, len(here) / len(paragraph.lines))
@@ -343,17 +432,20 @@ def _regions(
             regions.append(_Region(box=_union(body), size=_size(body), blocks=blocks))
             removed += body
         return regions, removed
-    for index, (paragraph, block) in enumerate(pairs):
-        if paragraph.kind in KEPT_KINDS:
-            continue
-        own = [lines[ref] for ref in paragraph.lines if ref.page == page.index and ref in lines]
+    for index, (group, blocks) in enumerate(pairs):
+        if not blocks or not _translated((group, blocks)):
+            continue  # code, a table, or a paragraph the translation has nothing for: kept
+        own = [lines[ref] for paragraph in group for ref in paragraph.lines if ref.page == page.index and ref in lines]
         if not own:
             continue
-        if paragraph.carried and index == len(pairs) - 1 and len(own) < len(paragraph.lines):
+        paragraph = group[-1]
+        last = index == len(pairs) - 1
+        if len(group) == 1 and paragraph.carried and last and len(blocks) == 1 and len(own) < len(paragraph.lines):
+            block = blocks[0]
             first, rest = _split(block.text, len(own) / len(paragraph.lines))
             if rest and next_translated:  # the next page sets the rest (`_carried_split`)
-                block = Block(kind=block.kind, runs=(Run(first),), level=block.level)
-        regions.append(_Region(box=_union(own), size=_size(own), blocks=[block], kind=block.kind))
+                blocks = [Block(kind=block.kind, runs=(Run(first),), level=block.level)]
+        regions.append(_Region(box=_union(own), size=_size(own), blocks=blocks))
         removed += own
     return regions, removed
 
@@ -380,7 +472,7 @@ def _merged(regions: Sequence[_Region]) -> list[_Region]:
     for region in regions:
         overlapping = next((other for other in merged if _overlap(other.box, region.box)), None)
         if overlapping is None:
-            merged.append(_Region(box=region.box, size=region.size, blocks=list(region.blocks), kind=region.kind))
+            merged.append(_Region(box=region.box, size=region.size, blocks=list(region.blocks)))
             continue
         overlapping.box = _union_boxes(overlapping.box, region.box)
         overlapping.blocks += region.blocks
@@ -476,7 +568,9 @@ def _fitted(region: _Region, book: ExportBook) -> tuple[list[Flowable], float]:
     return kept, heights[1]
 
 
-def _region_draw(canvas: Canvas, region: _Region, book: ExportBook, to_pdf: Any) -> None:
+def _region_draw(
+    canvas: Canvas, region: _Region, book: ExportBook, to_pdf: Callable[[float, float], tuple[float, float]]
+) -> None:
     flowables, _ = _fitted(region, book)
     x0, top, x1, _ = region.box
     width = max(x1 - x0, 20.0)

@@ -12,6 +12,7 @@ gives back conjuncts and ligatures).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import unicodedata
@@ -385,7 +386,13 @@ def assign_families(text: str, *, language: str, base_family: str = "latin") -> 
     """The family of each character of `text`: its script's family (falling back, in
     FALLBACK_ORDER, to one that has the character); shared characters (spaces, digits,
     punctuation, marks) take the family of the character before them when it has them,
-    else of the next character with a script, else the first that has them."""
+    else of the next character with a script, else the first that has them. The same
+    text is read once (the original-layout Pdf sets a paragraph at several sizes)."""
+    return list(_families(text, language, base_family))
+
+
+@functools.lru_cache(maxsize=256)
+def _families(text: str, language: str, base_family: str) -> tuple[str, ...]:
     cjk = cjk_family(text, language)
 
     def covering(char: str, preferred: str) -> str:
@@ -413,7 +420,7 @@ def assign_families(text: str, *, language: str, base_family: str = "latin") -> 
             key = previous if joins_previous else covering(char, following[index])
         chosen.append(key)
         previous = key
-    return chosen
+    return tuple(chosen)
 
 
 def _covers(key: str, char: str) -> bool:

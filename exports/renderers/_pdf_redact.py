@@ -16,6 +16,7 @@ that line's. Text inside Form XObjects (`Do`) is not touched: the books the test
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -113,5 +114,8 @@ def text_remove(pdf: pikepdf.Pdf, page: pikepdf.Page, boxes: Sequence[Box]) -> i
                 continue
         kept.append(instruction)
     if dropped:
-        page.obj.Contents = pdf.make_stream(pikepdf.unparse_content_stream(kept))
+        # Kept compressed until the file is written (a book's changed pages wait in memory).
+        stream = pikepdf.Stream(pdf, b"")
+        stream.write(zlib.compress(pikepdf.unparse_content_stream(kept)), filter=pikepdf.Name.FlateDecode)
+        page.obj.Contents = stream
     return dropped

@@ -540,18 +540,28 @@ def _fitted(region: _Region, book: ExportBook) -> tuple[list[Flowable], float]:
     """The region's flowables at the largest size that fits (docs/exports.md, "Fitting"):
     from the source's size down to SIZE_FLOOR of it in the box; then, in the box grown down
     into the free space below it, from the source's size down to SIZE_MIN; what still does
-    not fit is cut (the last lines left out, an ellipsis at the cut)."""
+    not fit is cut at its last whole line. The sizes are SIZE_STEP apart, searched by
+    halving (the height of set text grows with its size)."""
     x0, top, x1, bottom = region.box
     width = max(x1 - x0, 20.0)
     heights = (bottom - top + 2.0, bottom - top + 2.0 + region.free_below)
     floors = (region.size * SIZE_FLOOR, SIZE_MIN)
     for room, floor in zip(heights, floors, strict=True):
-        size = region.size
-        while size >= floor:
-            flowables = _flowables(region, size, book)
+        sizes = [region.size - step * SIZE_STEP for step in range(int((region.size - floor) / SIZE_STEP) + 1)]
+        first = _flowables(region, sizes[0], book)  # most paragraphs fit at the source's size
+        if _height(first, width) <= room:
+            return first, room
+        best: list[Flowable] | None = None
+        low, high = 1, len(sizes) - 1  # sizes[low:] may fit; the largest that does is wanted
+        while low <= high:
+            middle = (low + high) // 2
+            flowables = _flowables(region, sizes[middle], book)
             if _height(flowables, width) <= room:
-                return flowables, room
-            size -= SIZE_STEP
+                best, high = flowables, middle - 1
+            else:
+                low = middle + 1
+        if best is not None:
+            return best, room
     flowables = _flowables(region, SIZE_MIN, book)
     kept: list[Flowable] = []
     left = heights[1]

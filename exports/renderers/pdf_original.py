@@ -394,7 +394,7 @@ def _page_make(
     canvas = overlays.page(target, width, height)
     body = [line for line in removed if not line.mono]
     for region in _merged(regions):
-        region.box = _widened(region.box, body)
+        region.box = _widened(region.box, body, all_lines)
         region.free_below = _free_below(region, all_lines, page_bottom)
         _region_draw(canvas, region, book, to_pdf)
     overlays.done()
@@ -490,12 +490,16 @@ def _union_boxes(
     return min(first[0], second[0]), min(first[1], second[1]), max(first[2], second[2]), max(first[3], second[3])
 
 
-def _widened(box: tuple[float, float, float, float], body: Sequence[PageLine]) -> tuple[float, float, float, float]:
+def _widened(
+    box: tuple[float, float, float, float], body: Sequence[PageLine], lines: Sequence[PageLine]
+) -> tuple[float, float, float, float]:
     """The box out to its column's right edge (the rightmost body line replaced on the page
-    that overlaps it across): a short line's translation is not squeezed into its width."""
+    that overlaps it across), short of any line beside it to its right (a running header's
+    other half): a short line's translation is not squeezed into its width."""
     x0, top, x1, bottom = box
     right = max([x1, *(line.x1 for line in body if line.x0 < x1 and line.x1 > x0)])
-    return x0, top, right, bottom
+    beside = [line.x0 - 2 for line in lines if line.top < bottom and line.bottom > top and line.x0 >= x1 - 0.5]
+    return x0, top, max(x1, min([right, *beside])), bottom
 
 
 def _free_below(region: _Region, lines: Sequence[PageLine], page_bottom: float) -> float:

@@ -46,7 +46,7 @@ from bookstructure.paragraphs import PageText, Paragraph, ParagraphKind
 from bookstructure.words import word_list
 from exports.blocks import Block, Run, blocks_of
 from exports.book import BookSource, ExportBook, ExportOptions, ExportPage, PageLayout, page_notice
-from exports.renderers._pdf_fonts import ensure_fonts
+from exports.renderers._pdf_fonts import ensure_fonts, family
 from exports.renderers._pdf_redact import Box, text_remove
 from exports.renderers._pdf_text import TextStyle, text_flowable
 
@@ -151,7 +151,8 @@ class _Overlays:
         if self.canvas is None:
             self.files += 1
             self.path = self.folder / f"overlay-{self.files}.pdf"
-            self.canvas = Canvas(str(self.path), pageCompression=1)
+            # The initial font is one we embed (reportlab would name Helvetica, not embedded).
+            self.canvas = Canvas(str(self.path), pageCompression=1, initialFontName=family("latin").face())
         self.canvas.setPageSize((width, height))
         self.targets.append((target, pikepdf.Rectangle(target.mediabox)))
         return self.canvas

@@ -14,15 +14,21 @@ import re
 import shutil
 import subprocess
 import zipfile
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from PIL import Image, ImageChops
 from rest_framework.test import APIClient
 
+from exports.book import ExportOptions, ExportPage
 from exports.models import ExportFile
+from exports.renderers import renderer_for
+from exports.services import book_for
 from projects.models import Project
 from tests.exports.test_export_api import run_export_queue
+from tests.exports.test_pdf import EXPECTED_FONT, assert_fonts_embedded
 from tests.projects.test_book_structure import _book as book_from_upload
 from tests.projects.test_processing import credit, run_worker
 from tests.support.corpus import debian_pdf, pages_render, pdf_window, scans_pdf
@@ -260,3 +266,79 @@ def test_a_failed_page_and_a_scanned_page_are_the_source_pages_with_a_mark(
         source, output = sources[page - 1], outputs[page - 1]
         lower = (0, top, source.width, source.height)
         assert ImageChops.difference(source.crop(lower), output.crop(lower)).getbbox() is None, page
+
+
+# Words of each script that replace the translation's words, its Markdown kept.
+SCRIPT_WORDS = {
+    "ar": [
+        "كان",
+        "البيت",
+        "القديم",
+        "في",
+        "نهاية",
+        "الطريق",
+        "الطويل",
+        "وكل",
+        "صباح",
+        "يمشي",
+        "الأطفال",
+        "إلى",
+        "النهر",
+    ],
+    "ja": ["古い家は", "長い道の", "終わりに", "立っていた", "毎朝", "子供たちは", "川まで", "歩いた"],
+}
+
+
+@pytest.mark.parametrize("language", ["ar", "ja"])
+def test_a_translation_in_another_script_is_set_in_place_in_its_own_fonts(language, translated, manual, tmp_path):
+    project = Project.objects.get(pk=translated)
+    book = book_for(project=project)
+    words = SCRIPT_WORDS[language]
+
+    def in_script(markdown: str) -> str:
+        count = iter(range(1_000_000))
+        return re.sub(r"(?<![`#\w-])[^\W\d_]{2,}", lambda _: words[next(count) % len(words)], markdown)
+
+    def pages() -> Iterator[ExportPage]:
+        for page in book.pages():
+            yield replace(page, translation=in_script(page.translation))
+
+    out = tmp_path / "out.pdf"
+    with out.open("wb") as file:
+        renderer_for("Pdf").render(
+            replace(book, language=language, pages=pages), ExportOptions(layout="original"), file
+        )
+
+    assert pdfinfo_sizes(out) == pdfinfo_sizes(manual)
+    fonts = assert_fonts_embedded(out)
+    assert any(EXPECTED_FONT[language] in name for name in fonts), fonts
+    output_words = words_with_boxes(out)
+    text = " ".join(word for _, word, *_ in output_words)
+    letters = set("".join(words))  # counted as letters: CJK text is cut between characters
+    assert sum(char in letters for char in text) > 1000
+    assert all(
+        x0 >= 0 and x1 <= width + 0.5 and y0 >= 0 and y1 <= height + 0.5
+        for _, _, x0, y0, x1, y1, width, height in output_words
+    )
+
+
+def test_pages_left_out_of_the_book_are_left_out_of_the_file(user, auth_client, settings, manual, tmp_path):
+    settings.TRANSLATION_ENGINE = "echo"
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
+    credit(user, "50")
+    project_id = book_from_upload(auth_client, manual.read_bytes(), target="es")
+    second = Project.objects.get(pk=project_id).pages.get(index=2)
+    left_out = auth_client.patch(f"/v1/projects/{project_id}/pages/{second.pk}", {"included": False}, format="json")
+    assert left_out.status_code == 200, left_out.json()
+    assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+    run_worker()
+
+    _, content = exported(auth_client, project_id, layout="original", bilingual=True)
+    out = tmp_path / "out.pdf"
+    out.write_bytes(content)
+
+    sizes = pdfinfo_sizes(manual)
+    assert pdfinfo_sizes(out) == [sizes[index] for index in (0, 0, 2, 2, 3, 3)]
+    source_words, output_words = words_with_boxes(manual), words_with_boxes(out)
+    for sheet, page in ((1, 1), (3, 3), (5, 4)):
+        assert page_words(output_words, sheet) == page_words(source_words, page)

@@ -151,8 +151,13 @@ class _Overlays:
         if self.canvas is None:
             self.files += 1
             self.path = self.folder / f"overlay-{self.files}.pdf"
-            # The initial font is one we embed (reportlab would name Helvetica, not embedded).
-            self.canvas = Canvas(str(self.path), pageCompression=1, initialFontName=family("latin").face())
+            # The initial font is one we embed (reportlab would name Helvetica, not embedded);
+            # types-reportlab types initialFontName as a float, reportlab takes a font's name.
+            self.canvas = Canvas(
+                str(self.path),
+                pageCompression=1,
+                initialFontName=family("latin").face(),  # type: ignore[arg-type]
+            )
         self.canvas.setPageSize((width, height))
         self.targets.append((target, pikepdf.Rectangle(target.mediabox)))
         return self.canvas

@@ -1,4 +1,5 @@
-"""Pdf: the book typeset with reportlab platypus — a title page, then every page's blocks
+"""Pdf: the book typeset with reportlab platypus (`layout: original`, the source PDF's own
+pages with their text replaced, is `pdf_original`) — a title page, then every page's blocks
 (headings, paragraphs, lists, quotes, code, tables) in fonts embedded per script
 (`_pdf_fonts`, docs/exports-pdf-fonts.md) and laid out per script (`_pdf_text`: Arabic and
 Hebrew shaped and right-to-left, Devanagari shaped, CJK broken between characters).

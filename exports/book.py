@@ -101,10 +101,13 @@ class PageLayout:
 class BookSource:
     """What the original-layout Pdf reads besides the pages: `pdf()` gives the source PDF's
     path for as long as its block runs (None: the book is not a PDF: images, a zip);
-    `layouts(first, last)` the stored layouts of the included pages first..last."""
+    `layouts(first, last)` the stored layouts of the included pages first..last;
+    `page_image(image_key)` a page image's bytes (a scanned page's background), None where
+    the book has none to give."""
 
     pdf: Callable[[], AbstractContextManager[Path | None]]
     layouts: Callable[[int, int], list[PageLayout]]
+    page_image: Callable[[str], bytes] | None = None
 
 
 @dataclass(frozen=True)

@@ -162,8 +162,13 @@ def book_for(*, project: Project) -> ExportBook:
         status=project.status,
         pages=pages,
         chapter_level=1 if len(level_one) == 2 else 2,
-        source=BookSource(pdf=source_pdf, layouts=layouts),
+        source=BookSource(pdf=source_pdf, layouts=layouts, page_image=_page_image),
     )
+
+
+def _page_image(image_key: str) -> bytes:
+    with default_storage.open(image_key, "rb") as stored:
+        return bytes(stored.read())
 
 
 def content_digest(*, project: Project, options: ExportOptions) -> str:

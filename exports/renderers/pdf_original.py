@@ -15,8 +15,10 @@ For each included page, in order:
 A paragraph carried over a page break is split between its two pages in proportion to its
 lines on each (words; characters in text without spaces), when the next page is
 translated too; otherwise its first page's block holds all of it.
-A page that failed or is not translated, and a page without a text layer (a scan), is the
-source page untouched with a small mark in its top margin.
+A page that failed or is not translated is the source page untouched with a small mark in
+its top margin. A page without a text layer that OCR read (a scan) keeps its scan, levelled,
+with its translated paragraphs' lines covered in the paper's colour and the translation set
+there (`_scan_make`, `_pdf_scan`); a scan without such a reading is marked.
 
 Memory: the source is opened with pikepdf (qpdf reads objects lazily from the file) and
 changed in place, page by page; the overlays are drawn OVERLAY_PAGES pages to a reportlab
@@ -48,6 +50,15 @@ from exports.blocks import Block, Run, blocks_of
 from exports.book import BookSource, ExportBook, ExportOptions, ExportPage, PageLayout, page_notice
 from exports.renderers._pdf_fonts import ensure_fonts, family
 from exports.renderers._pdf_redact import Box, text_remove
+from exports.renderers._pdf_scan import (
+    border_colour,
+    cover_pad,
+    layout_in_points,
+    page_level,
+    paper_colour,
+    scan_frame,
+    upright_image,
+)
 from exports.renderers._pdf_text import TextStyle, text_flowable
 
 logger = logging.getLogger(__name__)
@@ -61,7 +72,9 @@ LEADING = 1.18
 BOTTOM_MARGIN = 18.0  # a block grows down at most to this far above the page's bottom edge
 MARK_SIZE = 7.0
 MARK_COLOR = colors.HexColor("#8a1c1c")
-SCANNED = "not translated in the original layout: the original-layout translation of scanned pages is not available"
+SCANNED = (
+    "not translated in the original layout: a scanned page without its OCR reading, or a turned page, is kept as it was"
+)
 KEPT_KINDS = frozenset({ParagraphKind.CODE, ParagraphKind.TABLE})
 # Pairings the alignment weighs: (paragraphs, blocks, penalty).
 _PAIRINGS = ((1, 1, 0.0), (2, 1, 1.0), (1, 2, 1.0), (1, 0, 3.0), (0, 1, 3.0))
@@ -378,7 +391,10 @@ def _page_make(
         _mark(overlays.page(target, width, height), page_notice(page, book.labels, source_follows=False), width, height)
         overlays.done()
         return
-    if text is None or layout is None or int(target.obj.get("/Rotate", 0)) % 360:
+    rotated = int(target.obj.get("/Rotate", 0)) % 360
+    if text is None and layout is not None and not rotated and _scan_make(target, page, layout, book, overlays):
+        return
+    if text is None or layout is None or rotated:
         _mark(overlays.page(target, width, height), SCANNED, width, height)
         overlays.done()
         return
@@ -404,6 +420,76 @@ def _page_make(
         region.free_below = _free_below(region, all_lines, page_bottom)
         _region_draw(canvas, region, book, to_pdf)
     overlays.done()
+
+
+def _scan_make(
+    target: pikepdf.Page, page: ExportPage, layout: PageLayout, book: ExportBook, overlays: _Overlays
+) -> bool:
+    """A scanned page (docs/exports.md, "Scanned pages"): the scan kept as it is, each
+    translated paragraph's OCR lines covered with the paper colour around them and the
+    translation set in its place, both in the scan's own upright and level frame. False
+    (nothing drawn) when the OCR layout cannot be placed on the page or no page image is
+    stored: the page is marked then."""
+    media = [float(value) for value in target.mediabox]
+    crop = [float(value) for value in target.obj.get("/CropBox", target.mediabox)]
+    frame = scan_frame(layout.layout, crop[2] - crop[0], crop[3] - crop[1])
+    source = book.source
+    if frame is None or source is None or source.page_image is None or not page.image_key:
+        return False
+    points = layout_in_points(layout.layout, frame)
+    texts = pages_paragraphs(
+        [points],
+        first_index=page.index,
+        start=page.index,
+        through=page.index,
+        carried_in={},
+        words=word_list(book.source_language or "en"),
+        furniture=[layout.furniture],
+    )
+    text = next((each for each in texts if each.page == page.index), None)
+    if text is None:
+        return False
+    lines = {line.ref: line for line in page_lines(points, page=page.index)}
+    regions, removed = _regions(page, text, lines, {}, next_translated=False)
+    stored = source.page_image(page.image_key)
+    page_level(target, frame, paper_colour(stored))
+    image = upright_image(stored, frame)
+    canvas = overlays.page(target, media[2] - media[0], media[3] - media[1])
+    canvas.saveState()
+    canvas.transform(*frame.matrix((crop[0] - media[0], crop[1] - media[1])))
+
+    def to_frame(x: float, y: float) -> tuple[float, float]:
+        return x, frame.height - y
+
+    def in_pixels(line: PageLine) -> tuple[float, float, float, float]:
+        return line.x0 * frame.scale, line.top * frame.scale, line.x1 * frame.scale, line.bottom * frame.scale
+
+    page_pixels = [in_pixels(line) for line in lines.values()]
+    merged = _merged(regions)
+    for region in merged:  # the covers first: a region's text may run over another's lines
+        own = [line for line in removed if _inside((line.x0, line.top, line.x1, line.bottom), region.box)]
+        if not own:
+            continue
+        canvas.setFillColorRGB(*border_colour(image, [in_pixels(line) for line in own], page_pixels))
+        for line in own:
+            pad = cover_pad((line.x0, line.top, line.x1, line.bottom))
+            x, y = to_frame(line.x0 - pad, line.bottom + pad)
+            canvas.rect(x, y, line.x1 - line.x0 + 2 * pad, line.bottom - line.top + 2 * pad, stroke=0, fill=1)
+    all_lines = list(lines.values())
+    body = [line for line in removed if not line.mono]
+    for region in merged:
+        region.box = _widened(region.box, body, all_lines)
+        region.free_below = _free_below(region, all_lines, frame.height - BOTTOM_MARGIN)
+        _region_draw(canvas, region, book, to_frame)
+    canvas.restoreState()
+    overlays.done()
+    return True
+
+
+def _inside(box: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:
+    return (
+        box[0] >= outer[0] - 0.5 and box[1] >= outer[1] - 0.5 and box[2] <= outer[2] + 0.5 and box[3] <= outer[3] + 0.5
+    )
 
 
 def _regions(

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import shutil
+import statistics
 import subprocess
 import zipfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image, ImageChops
@@ -27,11 +30,13 @@ from exports.models import ExportFile
 from exports.renderers import renderer_for
 from exports.services import book_for
 from projects.models import Project
+from projects.services.normalize import normalize_run
 from tests.exports.test_export_api import run_export_queue
 from tests.exports.test_pdf import EXPECTED_FONT, assert_fonts_embedded
 from tests.projects.test_book_structure import _book as book_from_upload
+from tests.projects.test_book_structure import _faq_with
 from tests.projects.test_processing import credit, run_worker
-from tests.support.corpus import debian_pdf, pages_render, pdf_window, scans_pdf
+from tests.support.corpus import debian_pdf, pages_render, pdf_window, scan_pages, scans_pdf
 from tests.support.openai_server import OpenAIServer, fake_translation
 
 pytestmark = [
@@ -266,6 +271,73 @@ def test_a_failed_page_and_a_scanned_page_are_the_source_pages_with_a_mark(
         source, output = sources[page - 1], outputs[page - 1]
         lower = (0, top, source.width, source.height)
         assert ImageChops.difference(source.crop(lower), output.crop(lower)).getbbox() is None, page
+
+
+def test_a_scanned_page_is_its_scan_with_the_translation_set_in_its_text_regions(user, auth_client, settings, tmp_path):
+    """The FAQ's pages 25-27 scanned (turned, blurred, noisy, JPEG), read by Tesseract and
+    translated by the local engine: each page is its scan, with the translated paragraphs'
+    lines covered in the paper's colour and the translation set there as real text."""
+    settings.TRANSLATION_ENGINE = "local"
+    faq = _faq_with("tesseract", "apertium")
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(scans_pdf(scan_pages(faq, 25, 27)))  # pages 26 and 27 share a running header
+    credit(user, "50")
+    project_id = book_from_upload(auth_client, scan.read_bytes(), target="es")
+    normalize_run(project_id=project_id, page_limit=10)
+    assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+    run_worker()
+    pages = list(Project.objects.get(pk=project_id).pages.order_by("index"))
+    assert [(page.status, page.layout["source"]) for page in pages] == [("Approved", "ocr")] * 3
+
+    _, content = exported(auth_client, project_id, layout="original")
+    out = tmp_path / "out.pdf"
+    out.write_bytes(content)
+    assert pdfinfo_sizes(out) == pdfinfo_sizes(scan)
+    assert images(out) == images(scan)  # the scan kept, nothing drawn over it but the covers and the text
+    output_words = words_with_boxes(out)
+    assert all(0 <= x0 <= x1 <= width and 0 <= y0 <= y1 <= height for *_, x0, y0, x1, y1, width, height in output_words)
+    subprocess.run(["pdftoppm", "-r", "72", "-gray", str(out), str(tmp_path / "page")], check=True)
+    for page in pages:
+        found = set(re.findall(r"[^\W\d_]{4,}", " ".join(page_words(output_words, page.index)).lower()))
+        wanted = set(re.findall(r"[^\W\d_]{4,}", page.translation.lower()))
+        assert len(wanted & found) >= 0.9 * len(wanted), (page.index, sorted(wanted - found))
+        image = Image.open(tmp_path / f"page-{page.index}.pgm")  # one pixel a point
+        paper = statistics.median(image.crop((8, 100, 60, image.height - 100)).getdata())  # the left margin
+        furniture = {item["text"] for item in page.furniture}
+        covered = kept = 0
+        for text, (x0, top, x1, bottom) in scan_lines_on_page(page.layout, image.width, image.height):
+            inside = sorted(image.crop((round(x0), round(top), round(x1), round(bottom))).getdata())
+            if text in furniture:  # a running header, a page number: as the scan shows it
+                kept += 1
+                assert inside[0] < 100, text
+            elif len(text) > 30:  # a line of prose: covered in the paper's colour, the translation set on it
+                covered += 1
+                cover = inside[len(inside) * 4 // 5]  # between the letters: the cover
+                assert abs(cover - paper) <= 8, (text, cover, paper)
+        assert covered > 20
+        assert kept >= 1
+
+
+def scan_lines_on_page(
+    layout: dict[str, Any], width: float, height: float
+) -> Iterator[tuple[str, tuple[float, float, float, float]]]:
+    """Each OCR line's text and box in points of the page (y down): the scan levelled on
+    the page about its centre (docs/exports.md, "Scanned pages"), the layout in pixels of
+    the upright, level image, which the skew made larger than the page."""
+    turn = math.radians(layout["skew"])
+    scale = layout["width"] / (width * abs(math.cos(turn)) + height * abs(math.sin(turn)))
+    for block in layout["blocks"]:
+        for line in block["lines"]:
+            x0, top, x1, bottom = line["bbox"]
+            yield (
+                " ".join(span["text"] for span in line["spans"]),
+                (
+                    (x0 - layout["width"] / 2) / scale + width / 2,
+                    (top - layout["height"] / 2) / scale + height / 2,
+                    (x1 - layout["width"] / 2) / scale + width / 2,
+                    (bottom - layout["height"] / 2) / scale + height / 2,
+                ),
+            )
 
 
 # Words of each script that replace the translation's words, its Markdown kept.

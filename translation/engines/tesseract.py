@@ -322,7 +322,8 @@ def page_read(image: bytes, *, command: Sequence[str], language: str | None, run
                 prepared, words = again, retried
     return OcrReading(
         markdown=words_markdown(words, language=language),
-        layout=words_layout(words, image=prepared.image),
+        # How the words' pixels lie on the scan: the original-layout Pdf maps them back.
+        layout={**words_layout(words, image=prepared.image), "rotation": prepared.rotation, "skew": prepared.skew},
         warnings=reading_warnings(words, prepared=prepared),
         rotation=prepared.rotation,
         skew=prepared.skew,

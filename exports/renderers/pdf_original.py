@@ -65,6 +65,7 @@ logger = logging.getLogger(__name__)
 
 GROUP_PAGES = 8  # pages whose paragraphs are computed together (one window of layouts)
 OVERLAY_PAGES = 50  # overlay pages drawn into one reportlab file
+CHECKPOINT_PAGES = 100  # pages changed in memory before the output is saved to a temporary file and reopened
 SIZE_FLOOR = 0.6  # the translation's size steps down to this share of the source's
 SIZE_STEP = 0.25
 SIZE_MIN = 4.0  # past the floor (in the grown box): smaller still, down to this
@@ -103,55 +104,74 @@ def original_render(book: ExportBook, options: ExportOptions, out: BinaryIO) -> 
     source = book.source
     if source is None:
         raise ValueError("The original-layout Pdf needs the book's source (exports.services.book_for).")
-    with ExitStack() as stack:
-        path = stack.enter_context(source.pdf())
+    with source.pdf() as path, tempfile.TemporaryDirectory() as folder:
         if path is None:
             raise ValueError("The original-layout Pdf needs a PDF source.")
-        pdf = stack.enter_context(pikepdf.open(path))
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        _pages_write(pdf, book, options, source, folder, stack)
-        pdf.save(out)
+        _pages_write(path, book, options, source, Path(folder), out)
 
 
 def _pages_write(
-    pdf: pikepdf.Pdf,
+    path: Path,
     book: ExportBook,
     options: ExportOptions,
     source: BookSource,
     folder: Path,
-    stack: ExitStack,
+    out: BinaryIO,
 ) -> None:
-    overlays = _Overlays(folder, stack)
-    source_count = len(pdf.pages)
-    inserted = 0  # copies inserted before the current page (bilingual)
-    included: set[int] = set()
-    for page, text, layout, carried, next_translated in _planned(book, source):
-        if page.index > source_count:
-            break
-        included.add(page.index)
-        at = page.index - 1 + inserted
-        target = pdf.pages[at]
-        if options.bilingual:
-            pdf.pages.insert(at + 1, target)  # a copy: the source page stays before it
-            target = pdf.pages[at + 1]
-            inserted += 1
-        _page_make(pdf, target, page, text, layout, carried, next_translated, book, overlays)
-    overlays.apply()
-    # Pages left out of the book are left out of the file too (from the last one, so that
-    # the positions before it stay as they are).
-    left_out, copies = [], 0
-    for index in range(1, source_count + 1):
-        if index not in included:
-            left_out.append(index - 1 + copies)
-        elif options.bilingual:
-            copies += 1
-    for position in reversed(left_out):
-        del pdf.pages[position]
+    """The source at `path` changed page by page, then saved to `out`. qpdf keeps every
+    object it has read or been given until its file is closed, so every CHECKPOINT_PAGES
+    pages the output so far is saved to a temporary file and opened again (its objects read
+    lazily once more): memory holds at most CHECKPOINT_PAGES pages' changes."""
+    with ExitStack() as stack:
+        part = stack.enter_context(ExitStack())  # the open output and its overlays' files
+        pdf = part.enter_context(pikepdf.open(path))
+        overlays = _Overlays(folder, part)
+        source_count = len(pdf.pages)
+        inserted = 0  # copies inserted before the current page (bilingual)
+        included: set[int] = set()
+        changed = 0
+        for page, text, layout, carried, next_translated in _planned(book, source):
+            if page.index > source_count:
+                break
+            if changed >= CHECKPOINT_PAGES:
+                overlays.apply()
+                saved = folder / f"part-{len(included)}.pdf"
+                pdf.save(saved)
+                part.close()
+                for earlier in folder.glob("part-*.pdf"):
+                    if earlier != saved:
+                        earlier.unlink()
+                part = stack.enter_context(ExitStack())
+                pdf = part.enter_context(pikepdf.open(saved))
+                overlays.stack = part
+                changed = 0
+            included.add(page.index)
+            changed += 1
+            at = page.index - 1 + inserted
+            target = pdf.pages[at]
+            if options.bilingual:
+                pdf.pages.insert(at + 1, target)  # a copy: the source page stays before it
+                target = pdf.pages[at + 1]
+                inserted += 1
+            _page_make(pdf, target, page, text, layout, carried, next_translated, book, overlays)
+        overlays.apply()
+        # Pages left out of the book are left out of the file too (from the last one, so that
+        # the positions before it stay as they are).
+        left_out, copies = [], 0
+        for index in range(1, source_count + 1):
+            if index not in included:
+                left_out.append(index - 1 + copies)
+            elif options.bilingual:
+                copies += 1
+        for position in reversed(left_out):
+            del pdf.pages[position]
+        pdf.save(out)
 
 
 class _Overlays:
     """Overlay pages drawn OVERLAY_PAGES to a reportlab file; each put on its page once the
-    file is written (`apply`, also called when a file fills)."""
+    file is written (`apply`, also called when a file fills). The files stay open in
+    `stack` (qpdf reads them when the output is saved)."""
 
     def __init__(self, folder: Path, stack: ExitStack) -> None:
         self.folder = folder
@@ -636,28 +656,30 @@ def _fitted(region: _Region, book: ExportBook) -> tuple[list[Flowable], float]:
     """The region's flowables at the largest size that fits (docs/exports.md, "Fitting"):
     from the source's size down to SIZE_FLOOR of it in the box; then, in the box grown down
     into the free space below it, from the source's size down to SIZE_MIN; what still does
-    not fit is cut at its last whole line. The sizes are SIZE_STEP apart, searched by
-    halving (the height of set text grows with its size)."""
+    not fit is cut at its last whole line. The sizes are SIZE_STEP apart (the height of set
+    text grows with its size): each size is set once, the search starts where the height
+    at the source's size says the answer lies (set text's height goes about as its size
+    squared) and halves from there."""
     x0, top, x1, bottom = region.box
     width = max(x1 - x0, 20.0)
     heights = (bottom - top + 2.0, bottom - top + 2.0 + region.free_below)
     floors = (region.size * SIZE_FLOOR, SIZE_MIN)
+    set_at: dict[float, tuple[list[Flowable], float]] = {}
+
+    def at(size: float) -> tuple[list[Flowable], float]:
+        if size not in set_at:
+            flowables = _flowables(region, size, book)
+            set_at[size] = flowables, _height(flowables, width)
+        return set_at[size]
+
     for room, floor in zip(heights, floors, strict=True):
         sizes = [region.size - step * SIZE_STEP for step in range(int((region.size - floor) / SIZE_STEP) + 1)]
-        first = _flowables(region, sizes[0], book)  # most paragraphs fit at the source's size
-        if _height(first, width) <= room:
+        first, height = at(sizes[0])  # most paragraphs fit at the source's size
+        if height <= room:
             return first, room
-        best: list[Flowable] | None = None
-        low, high = 1, len(sizes) - 1  # sizes[low:] may fit; the largest that does is wanted
-        while low <= high:
-            middle = (low + high) // 2
-            flowables = _flowables(region, sizes[middle], book)
-            if _height(flowables, width) <= room:
-                best, high = flowables, middle - 1
-            else:
-                low = middle + 1
-        if best is not None:
-            return best, room
+        found = _largest_fitting(sizes, room, height, at)
+        if found is not None:
+            return found, room
     flowables = _flowables(region, SIZE_MIN, book)
     kept: list[Flowable] = []
     left = heights[1]
@@ -672,6 +694,35 @@ def _fitted(region: _Region, book: ExportBook) -> tuple[list[Flowable], float]:
             kept.append(pieces[0])
         break
     return kept, heights[1]
+
+
+def _largest_fitting(
+    sizes: Sequence[float],
+    room: float,
+    first_height: float,
+    at: Callable[[float], tuple[list[Flowable], float]],
+) -> list[Flowable] | None:
+    """The flowables at the largest of `sizes[1:]` (largest first) whose height fits `room`,
+    or None; `sizes[0]` did not fit, at `first_height`. The first guess is the size at
+    which the height would shrink to the room (as the square of the size); then its
+    neighbour tells which way to go, and halving finds the rest."""
+    low, high = 1, len(sizes) - 1  # sizes[low:high + 1] may hold the answer
+    if low > high:
+        return None
+    guess = sizes[0] * math.sqrt(room / first_height)
+    middle = min(high, max(low, math.ceil((sizes[0] - guess) / SIZE_STEP)))
+    best: list[Flowable] | None = None
+    probes = [middle, middle - 1 if at(sizes[middle])[1] <= room else middle + 1]
+    while low <= high:
+        middle = probes.pop(0) if probes else (low + high) // 2
+        if not low <= middle <= high:
+            continue
+        flowables, height = at(sizes[middle])
+        if height <= room:
+            best, high = flowables, middle - 1
+        else:
+            low = middle + 1
+    return best
 
 
 def _region_draw(

@@ -21,13 +21,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pikepdf
 import pytest
 from PIL import Image, ImageChops
 from rest_framework.test import APIClient
 
 from exports.book import ExportOptions, ExportPage
 from exports.models import ExportFile
-from exports.renderers import renderer_for
+from exports.renderers import pdf_original, renderer_for
 from exports.services import book_for
 from projects.models import Project
 from projects.services.normalize import normalize_run
@@ -414,3 +415,25 @@ def test_pages_left_out_of_the_book_are_left_out_of_the_file(user, auth_client, 
     source_words, output_words = words_with_boxes(manual), words_with_boxes(out)
     for sheet, page in ((1, 1), (3, 3), (5, 4)):
         assert page_words(output_words, sheet) == page_words(source_words, page)
+
+
+def test_a_book_written_in_parts_is_the_same_book(translated, manual, tmp_path, monkeypatch):
+    """The output saved and opened again every page (CHECKPOINT_PAGES, which bounds qpdf's
+    memory on long books) has the same pages, text, images and links as one written whole."""
+    book = book_for(project=Project.objects.get(pk=translated))
+    outputs = []
+    for checkpoint in (pdf_original.CHECKPOINT_PAGES, 1):
+        monkeypatch.setattr(pdf_original, "CHECKPOINT_PAGES", checkpoint)
+        out = tmp_path / f"out-{checkpoint}.pdf"
+        with out.open("wb") as file:
+            renderer_for("Pdf").render(book, ExportOptions(layout="original", bilingual=True), file)
+        outputs.append(out)
+    whole, parts = outputs
+
+    assert pdfinfo_sizes(parts) == pdfinfo_sizes(whole) == [size for size in pdfinfo_sizes(manual) for _ in range(2)]
+    assert images(parts) == images(whole) == 2 * images(manual)
+    assert words_with_boxes(parts) == words_with_boxes(whole)
+    with pikepdf.open(whole) as first, pikepdf.open(parts) as second:
+        assert [len(page.obj.get("/Annots", [])) for page in second.pages] == [
+            len(page.obj.get("/Annots", [])) for page in first.pages
+        ]

@@ -27,10 +27,13 @@ from wallet.models import Hold, HoldState, Wallet
 
 pytestmark = pytest.mark.django_db
 
+EXPORTS_OF_ALL = 8  # six formats, the Archive, the original-layout Pdf
+
 
 def exported_book(client) -> str:  # type: ignore[no-untyped-def]
-    """A two-page PDF taken in through the API, translated, and exported in every format
-    and the Archive; its id."""
+    """A two-page PDF taken in through the API, translated, and exported in every format,
+    the Archive and the original-layout Pdf (All includes it for a book whose source PDF is
+    stored); its id."""
     key = upload(client, "book.pdf", text_pdf(2)).json()["uploadKey"]
     project_id = client.post("/v1/projects", {"uploadKey": key}, format="json").json()["id"]
     assert client.post(f"/v1/projects/{project_id}/normalize").status_code == 200
@@ -39,7 +42,7 @@ def exported_book(client) -> str:  # type: ignore[no-untyped-def]
         status=PageStatus.APPROVED, translation="Une page traduite.", translated_at=timezone.now()
     )
     assert client.post(f"/v1/projects/{project_id}/export", {"format": "All"}, format="json").status_code == 202
-    assert run_export_queue() == 7
+    assert run_export_queue() == EXPORTS_OF_ALL
     return project_id
 
 
@@ -53,7 +56,7 @@ def test_delete_removes_the_source_the_pages_the_thumbnails_and_every_export(
     assert project.source_object_key in stored
     assert {page.image_key for page in project.pages.all()} <= set(stored)
     assert {page.thumbnail_key for page in project.pages.all()} <= set(stored)
-    assert len(exports) == 7
+    assert len(exports) == EXPORTS_OF_ALL
     assert set(exports) <= set(stored)
     assert all(key.startswith(f"projects/{project_id}/exports/") for key in exports)
 

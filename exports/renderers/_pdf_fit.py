@@ -1,0 +1,236 @@
+"""The original-layout Pdf's text setting (docs/exports.md, "Fitting"): regions (a box and
+the blocks set there), their boxes grown into the room around them, the translation fitted
+to a region, and the margin mark of a page left as it was."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from reportlab.lib import colors
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import Flowable
+
+from bookstructure.lines import PageLine
+from exports.blocks import Block, Run
+from exports.book import ExportBook
+from exports.renderers._pdf_text import TextStyle, text_flowable
+
+SIZE_FLOOR = 0.6  # the translation's size steps down to this share of the source's
+SIZE_STEP = 0.25
+SIZE_MIN = 4.0  # past the floor (in the grown box): smaller still, down to this
+LEADING = 1.18
+BOTTOM_MARGIN = 18.0  # a block grows down at most to this far above the page's bottom edge
+MARK_SIZE = 7.0
+MARK_COLOR = colors.HexColor("#8a1c1c")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class Region:
+    """Where a translation is set: a box in layout space (points from the top-left), the
+    source's size, and the blocks (or the text) set there."""
+
+    box: tuple[float, float, float, float]  # x0, top, x1, bottom
+    size: float
+    blocks: list[Block]
+    free_below: float = 0.0
+
+
+def inside(box: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:
+    return (
+        box[0] >= outer[0] - 0.5 and box[1] >= outer[1] - 0.5 and box[2] <= outer[2] + 0.5 and box[3] <= outer[3] + 0.5
+    )
+
+
+def union(lines: Sequence[PageLine]) -> tuple[float, float, float, float]:
+    return (
+        min(line.x0 for line in lines),
+        min(line.top for line in lines),
+        max(line.x1 for line in lines),
+        max(line.bottom for line in lines),
+    )
+
+
+def size_of(lines: Sequence[PageLine]) -> float:
+    sizes = sorted(line.size for line in lines if line.size > 0)
+    return sizes[len(sizes) // 2] if sizes else 10.0
+
+
+def merged(regions: Sequence[Region]) -> list[Region]:
+    """The regions, those whose boxes overlap joined into one (their blocks in order): a
+    paragraph that ends inside a line the next one starts on (two layout blocks side by
+    side on one baseline) shares its box with the next."""
+    merged: list[Region] = []
+    for region in regions:
+        overlapping = next((other for other in merged if _overlap(other.box, region.box)), None)
+        if overlapping is None:
+            merged.append(Region(box=region.box, size=region.size, blocks=list(region.blocks)))
+            continue
+        overlapping.box = _union_boxes(overlapping.box, region.box)
+        overlapping.blocks += region.blocks
+        overlapping.size = min(overlapping.size, region.size)
+    return merged
+
+
+def _overlap(first: tuple[float, float, float, float], second: tuple[float, float, float, float]) -> bool:
+    return first[0] < second[2] and second[0] < first[2] and first[1] < second[3] - 1 and second[1] < first[3] - 1
+
+
+def _union_boxes(
+    first: tuple[float, float, float, float], second: tuple[float, float, float, float]
+) -> tuple[float, float, float, float]:
+    return min(first[0], second[0]), min(first[1], second[1]), max(first[2], second[2]), max(first[3], second[3])
+
+
+def widened(
+    box: tuple[float, float, float, float], body: Sequence[PageLine], lines: Sequence[PageLine]
+) -> tuple[float, float, float, float]:
+    """The box out to its column's right edge (the rightmost body line replaced on the page
+    that overlaps it across), short of any line beside it to its right (a running header's
+    other half): a short line's translation is not squeezed into its width."""
+    x0, top, x1, bottom = box
+    right = max([x1, *(line.x1 for line in body if line.x0 < x1 and line.x1 > x0)])
+    beside = [line.x0 - 2 for line in lines if line.top < bottom and line.bottom > top and line.x0 >= x1 - 0.5]
+    return x0, top, max(x1, min([right, *beside])), bottom
+
+
+def free_below(region: Region, lines: Sequence[PageLine], page_bottom: float) -> float:
+    """How far the region may grow down: to the next line below it (kept, or another
+    region's) that overlaps it across, or to the page's bottom margin."""
+    x0, _, x1, bottom = region.box
+    below = [line.top for line in lines if line.top >= bottom - 0.5 and line.x0 < x1 and line.x1 > x0]
+    limit = min([*below, page_bottom])
+    return max(0.0, limit - bottom - 1.0)
+
+
+def _flowables(region: Region, size: float, book: ExportBook) -> list[Flowable]:
+    style = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4)
+    made: list[Flowable] = []
+    for block in region.blocks:
+        runs: Sequence[Run] = block.runs
+        each = style
+        prefix = ""
+        if block.kind == "heading":
+            each = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4, bold=True)
+        elif block.kind == "list_item":
+            prefix = f"{block.number}." if block.ordered and block.number is not None else "\u2022"
+        elif block.kind == "code":
+            runs = [Run(block.text, code=True)]
+        elif block.kind == "table":
+            runs = [Run(" ".join(block.text.split()))]
+        flowable = text_flowable(runs, each, language=book.language, default_rtl=book.rtl, prefix=prefix)
+        if flowable is not None:
+            made.append(flowable)
+    return made
+
+
+def _height(flowables: Sequence[Flowable], width: float) -> float:
+    total = 0.0
+    for number, flowable in enumerate(flowables):
+        _, height = flowable.wrap(width, 10_000)
+        total += height + (flowable.getSpaceAfter() if number < len(flowables) - 1 else 0)
+    return total
+
+
+def fitted(region: Region, book: ExportBook) -> tuple[list[Flowable], float]:
+    """The region's flowables at the largest size that fits (docs/exports.md, "Fitting"):
+    from the source's size down to SIZE_FLOOR of it in the box; then, in the box grown down
+    into the free space below it, from the source's size down to SIZE_MIN; what still does
+    not fit is cut at its last whole line. The sizes are SIZE_STEP apart (the height of set
+    text grows with its size): each size is set once, the search starts where the height
+    at the source's size says the answer lies (set text's height goes about as its size
+    squared) and halves from there."""
+    x0, top, x1, bottom = region.box
+    width = max(x1 - x0, 20.0)
+    heights = (bottom - top + 2.0, bottom - top + 2.0 + region.free_below)
+    floors = (region.size * SIZE_FLOOR, SIZE_MIN)
+    set_at: dict[float, tuple[list[Flowable], float]] = {}
+
+    def at(size: float) -> tuple[list[Flowable], float]:
+        if size not in set_at:
+            flowables = _flowables(region, size, book)
+            set_at[size] = flowables, _height(flowables, width)
+        return set_at[size]
+
+    for room, floor in zip(heights, floors, strict=True):
+        sizes = [region.size - step * SIZE_STEP for step in range(int((region.size - floor) / SIZE_STEP) + 1)]
+        first, height = at(sizes[0])  # most paragraphs fit at the source's size
+        if height <= room:
+            return first, room
+        found = _largest_fitting(sizes, room, height, at)
+        if found is not None:
+            return found, room
+    flowables = _flowables(region, SIZE_MIN, book)
+    kept: list[Flowable] = []
+    left = heights[1]
+    for flowable in flowables:
+        _, height = flowable.wrap(width, left)
+        if height <= left:
+            kept.append(flowable)
+            left -= height + flowable.getSpaceAfter()
+            continue
+        pieces = flowable.split(width, left)
+        if pieces:
+            kept.append(pieces[0])
+        break
+    return kept, heights[1]
+
+
+def _largest_fitting(
+    sizes: Sequence[float],
+    room: float,
+    first_height: float,
+    at: Callable[[float], tuple[list[Flowable], float]],
+) -> list[Flowable] | None:
+    """The flowables at the largest of `sizes[1:]` (largest first) whose height fits `room`,
+    or None; `sizes[0]` did not fit, at `first_height`. The first guess is the size at
+    which the height would shrink to the room (as the square of the size); then its
+    neighbour tells which way to go, and halving finds the rest."""
+    low, high = 1, len(sizes) - 1  # sizes[low:high + 1] may hold the answer
+    if low > high:
+        return None
+    guess = sizes[0] * math.sqrt(room / first_height)
+    middle = min(high, max(low, math.ceil((sizes[0] - guess) / SIZE_STEP)))
+    best: list[Flowable] | None = None
+    probes = [middle, middle - 1 if at(sizes[middle])[1] <= room else middle + 1]
+    while low <= high:
+        middle = probes.pop(0) if probes else (low + high) // 2
+        if not low <= middle <= high:
+            continue
+        flowables, height = at(sizes[middle])
+        if height <= room:
+            best, high = flowables, middle - 1
+        else:
+            low = middle + 1
+    return best
+
+
+def region_draw(
+    canvas: Canvas, region: Region, book: ExportBook, to_pdf: Callable[[float, float], tuple[float, float]]
+) -> None:
+    flowables, _ = fitted(region, book)
+    x0, top, x1, _ = region.box
+    width = max(x1 - x0, 20.0)
+    left, y = to_pdf(x0, top)
+    for flowable in flowables:
+        _, height = flowable.wrap(width, 10_000)
+        y -= height
+        flowable.drawOn(canvas, left, y)
+        y -= flowable.getSpaceAfter()
+
+
+def mark(canvas: Canvas, text: str, width: float, height: float) -> None:
+    """A small mark in the page's top margin (the page itself untouched)."""
+    flowable = text_flowable(
+        [Run(_SPACE.sub(" ", text).strip())],
+        TextStyle(size=MARK_SIZE, leading=MARK_SIZE * 1.2, italic=True, color=MARK_COLOR, space_after=0),
+        language="en",
+        default_rtl=False,
+    )
+    if flowable is None:
+        return
+    _, used = flowable.wrap(width - 24, 40)
+    flowable.drawOn(canvas, 12, height - 4 - used)

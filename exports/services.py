@@ -63,9 +63,10 @@ def title_of(project: Project) -> str:
 
 
 def original_available(*, project: Project) -> bool:
-    """The book has a PDF source to lay the original-layout Pdf on, still stored."""
+    """The book has what the original-layout Pdf is laid on: its PDF source, still stored,
+    or, for a book of images, its page images."""
     if project.source_kind != SourceKind.PDF:
-        return False
+        return project.pages.filter(included=True).exclude(image_key="").exists()
     if project.source_object_key:
         return bool(default_storage.exists(project.source_object_key))
     return Path(project.source_path).is_file()
@@ -240,13 +241,13 @@ def export_request(*, project: Project, export_format: str, options: ExportOptio
         raise ValidationFailed(
             {
                 "layout": [
-                    "The original layout needs the book's PDF source (a book of images, or a source no "
-                    "longer stored, has none)."
+                    "The original layout needs the book's PDF source or its page images (a source no "
+                    "longer stored has neither)."
                 ]
             }
         )
     if export_format == ALL:
-        # Every format, the original-layout Pdf of a PDF book beside the reflowed one, and the Archive.
+        # Every format, the original-layout Pdf beside the reflowed one where it can be made, and the Archive.
         reflowed = replace(options, layout=REFLOW)
         wanted = [(each, _options_for(each, reflowed)) for each in SINGLE_FORMATS]
         if original_available(project=project):

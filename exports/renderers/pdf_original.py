@@ -27,6 +27,7 @@ file at a time, each file read back lazily by qpdf when the output is written.
 
 from __future__ import annotations
 
+import io
 import logging
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -35,7 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import img2pdf
 import pikepdf
+from PIL import Image
 from reportlab.pdfgen.canvas import Canvas
 
 from bookstructure.book import STRUCTURE_LOOKAHEAD_PAGES, STRUCTURE_WINDOW_PAGES, Carried, pages_paragraphs
@@ -48,6 +51,7 @@ from exports.renderers._pdf_align import Groups, aligned, carried_split, split, 
 from exports.renderers._pdf_fit import (
     BOTTOM_MARGIN,
     Region,
+    font_of,
     free_below,
     inside,
     mark,
@@ -73,6 +77,7 @@ logger = logging.getLogger(__name__)
 
 GROUP_PAGES = 8  # pages whose paragraphs are computed together (one window of layouts)
 OVERLAY_PAGES = 50  # overlay pages drawn into one reportlab file
+IMAGE_DPI = 150  # a page image's resolution when it states none (the resolution PDF pages are rendered at)
 CHECKPOINT_PAGES = 100  # pages changed in memory before the output is saved to a temporary file and reopened
 SCANNED = (
     "not translated in the original layout: a scanned page without its OCR reading, or a turned page, is kept as it was"
@@ -87,13 +92,13 @@ def original_render(book: ExportBook, options: ExportOptions, out: BinaryIO) -> 
     if source is None:
         raise ValueError("The original-layout Pdf needs the book's source (exports.services.book_for).")
     with source.pdf() as path, tempfile.TemporaryDirectory() as folder:
-        if path is None:
-            raise ValueError("The original-layout Pdf needs a PDF source.")
+        if path is None and source.page_image is None:
+            raise ValueError("The original-layout Pdf needs a PDF source or the book's page images.")
         _pages_write(path, book, options, source, Path(folder), out)
 
 
 def _pages_write(
-    path: Path,
+    path: Path | None,
     book: ExportBook,
     options: ExportOptions,
     source: BookSource,
@@ -103,25 +108,27 @@ def _pages_write(
     """The source at `path` changed page by page, then saved to `out`. qpdf keeps every
     object it has read or been given until its file is closed, so every CHECKPOINT_PAGES
     pages the output so far is saved to a temporary file and opened again (its objects read
-    lazily once more): memory holds at most CHECKPOINT_PAGES pages' changes."""
+    lazily once more): memory holds at most CHECKPOINT_PAGES pages' changes. A book of
+    images (`path` None) starts from an empty file, each included page made from its image
+    (`_image_page`) as it comes."""
     with ExitStack() as stack:
         part = stack.enter_context(ExitStack())  # the open output and its overlays' files
-        pdf = part.enter_context(pikepdf.open(path))
+        pdf = part.enter_context(pikepdf.open(path) if path is not None else pikepdf.new())
         overlays = _Overlays(folder, part)
-        source_count = len(pdf.pages)
+        source_count = len(pdf.pages) if path is not None else 0  # a book of images: only its included pages
         inserted = 0  # copies inserted before the current page (bilingual)
         included: set[int] = set()
         changed = 0
         for planned in _planned(book, source):
             page = planned.page
-            if page.index > source_count:
+            if path is not None and page.index > source_count:
                 break
             if changed >= CHECKPOINT_PAGES:
                 overlays.apply()
                 saved = folder / f"part-{len(included)}.pdf"
                 pdf.save(saved)
                 part.close()
-                for earlier in folder.glob("part-*.pdf"):
+                for earlier in [*folder.glob("part-*.pdf"), *folder.glob("image-*.pdf")]:  # now in `saved`
                     if earlier != saved:
                         earlier.unlink()
                 part = stack.enter_context(ExitStack())
@@ -130,7 +137,11 @@ def _pages_write(
                 changed = 0
             included.add(page.index)
             changed += 1
-            at = page.index - 1 + inserted
+            if path is None:
+                at = len(pdf.pages)
+                pdf.pages.append(_image_page(part, source, page, folder / f"image-{page.index}.pdf"))
+            else:
+                at = page.index - 1 + inserted
             target = pdf.pages[at]
             if options.bilingual:
                 pdf.pages.insert(at + 1, target)  # a copy: the source page stays before it
@@ -149,6 +160,22 @@ def _pages_write(
         for position in reversed(left_out):
             del pdf.pages[position]
         pdf.save(out)
+
+
+def _image_page(stack: ExitStack, source: BookSource, page: ExportPage, path: Path) -> pikepdf.Page:
+    """A book of images' page: its stored image alone on a page of its size at its
+    resolution (IMAGE_DPI when the image does not say), embedded by img2pdf as it is stored
+    (PNG and JPEG data are not re-encoded). The one-page file is written to `path` and
+    stays open in `stack` (qpdf reads the image from it when the output is saved)."""
+    if source.page_image is None or not page.image_key:
+        raise ValueError(f"Page {page.index} of a book of images has no stored image.")
+    image = source.page_image(page.image_key)
+    with Image.open(io.BytesIO(image)) as opened:
+        stated = opened.info.get("dpi")
+    layout = img2pdf.default_layout_fun if stated else img2pdf.get_fixed_dpi_layout_fun((IMAGE_DPI, IMAGE_DPI))
+    with path.open("wb") as written:
+        img2pdf.convert(image, layout_fun=layout, outputstream=written)
+    return stack.enter_context(pikepdf.open(path)).pages[0]
 
 
 class _Overlays:
@@ -408,7 +435,12 @@ def _regions(
         own = [lines[ref] for ref in refs if ref in lines]
         if own:
             regions.append(
-                Region(box=union(own), size=size_of(own), blocks=[Block(kind="paragraph", runs=(Run(rest),))])
+                Region(
+                    box=union(own),
+                    size=size_of(own),
+                    blocks=[Block(kind="paragraph", runs=(Run(rest),))],
+                    font=font_of(own),
+                )
             )
             removed += own
     if pairs is None:
@@ -420,7 +452,7 @@ def _regions(
         ]
         if body:
             blocks = [block for block in blocks_of(page.translation) if block.kind != "rule"]
-            regions.append(Region(box=union(body), size=size_of(body), blocks=blocks))
+            regions.append(Region(box=union(body), size=size_of(body), blocks=blocks, font=font_of(body)))
             removed += body
         return regions, removed
     for index, (group, blocks) in enumerate(pairs):
@@ -436,6 +468,6 @@ def _regions(
             first, rest = split(block.text, len(own) / len(paragraph.lines))
             if rest and next_translated:  # the next page sets the rest (`carried_split`)
                 blocks = [Block(kind=block.kind, runs=(Run(first),), level=block.level)]
-        regions.append(Region(box=union(own), size=size_of(own), blocks=blocks))
+        regions.append(Region(box=union(own), size=size_of(own), blocks=blocks, font=font_of(own)))
         removed += own
     return regions, removed

@@ -58,6 +58,9 @@ from projects.models import SourceKind
 IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "TIFF")
 # Re-encoded images (zip, folder, single image) favour speed over a few percent of size.
 PNG_COMPRESS_LEVEL = 3
+# A stated resolution kept with a page image when it lies here (dots per inch): below, the 72 or 96
+# that cameras and screens write whatever they saw.
+MIN_STATED_DPI, MAX_STATED_DPI = 100.0, 1200.0
 _READ_CHUNK_BYTES = 1024 * 1024
 
 
@@ -347,14 +350,29 @@ def _refusals(name: str, *, decoding: bool = False) -> Iterator[None]:
         raise FileCorrupt(f"{name} {problem}.") from refused
 
 
+def _resolution(image: Image.Image) -> dict[str, tuple[float, float]]:
+    """The image's stated resolution as PNG's `dpi` option, when it states a plausible one
+    (a camera's 72 dpi default and a missing value say nothing: {} then)."""
+    stated = image.info.get("dpi")
+    try:
+        across, down = (float(value) for value in stated) if stated else (0.0, 0.0)
+    except (TypeError, ValueError):
+        return {}
+    if not (MIN_STATED_DPI <= across <= MAX_STATED_DPI and MIN_STATED_DPI <= down <= MAX_STATED_DPI):
+        return {}
+    return {"dpi": (across, down)}
+
+
 def _image_page(
     image: Image.Image, *, folder: Path, index: int, source_name: str
 ) -> Generator[RenderedPage, None, None]:
-    """Re-encode one image (orientation applied, RGB or greyscale, no metadata) and yield it."""
+    """Re-encode one image (orientation applied, RGB or greyscale, no metadata but its
+    resolution, which gives its page its size in the original-layout Pdf) and yield it."""
     png_path = folder / f"{index}.png"
     with _refusals(source_name, decoding=True), image_errors():
+        resolution = _resolution(image)
         page = _page_mode(ImageOps.exif_transpose(image))
-        page.save(png_path, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+        page.save(png_path, format="PNG", compress_level=PNG_COMPRESS_LEVEL, **resolution)
     try:
         thumbnail = _thumbnail_encode(page)
         yield RenderedPage(

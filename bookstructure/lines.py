@@ -1,7 +1,8 @@
 """Reading the lines of a stored page layout (docs/book-structure.md, "The page layout").
 
 The structure functions work on lines: each line of each block of a page, with its box,
-its text (its spans joined by one space, none before a glued span) and its font size (the largest of its spans).
+its text (its spans joined by one space, none before a glued span), its font size (the largest of its spans)
+and its font (the one most of its characters are set in).
 A page without a layout (`{}`) has no lines.
 
 A monospace line keeps the runs of spaces inside it (a listing's aligned columns); other
@@ -13,6 +14,8 @@ stays a line of its listing.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +26,7 @@ Layout = Mapping[str, Any]
 
 # A listing's line may hold this share of its characters in another font and stay code.
 MONO_SHARE_MIN = 0.9
+_SUBSET_PREFIX = re.compile(r"^[A-Z]{6}\+")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class PageLine:
     bold: bool = False  # every span of the line is bold
     mono: bool = False  # the line is set in a monospace font (see the module's docstring)
     markdown: str = ""  # its text as Markdown: prose escaped, monospace runs as `code`
+    font: str = ""  # the font most of its characters are set in (no subset prefix); "" when unnamed
 
     @property
     def height(self) -> float:
@@ -123,6 +128,7 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
                         bold=all(span.get("bold") for span in inked),
                         mono=_mono(inked),
                         markdown=spans_markdown(inked),
+                        font=_dominant_font(inked),
                     ),
                     _mono_share(inked),
                 )
@@ -133,6 +139,14 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
 
 def _mono(spans: Sequence[Mapping[str, Any]]) -> bool:
     return all(span.get("mono") for span in spans)
+
+
+def _dominant_font(spans: Sequence[Mapping[str, Any]]) -> str:
+    """The font name most of the spans' characters (spaces aside) are set in."""
+    counts: Counter[str] = Counter()
+    for span in spans:
+        counts[_SUBSET_PREFIX.sub("", str(span.get("font") or ""))] += len("".join(str(span.get("text", "")).split()))
+    return counts.most_common(1)[0][0] if counts else ""
 
 
 def _mono_share(spans: Sequence[Mapping[str, Any]]) -> float:

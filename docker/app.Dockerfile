@@ -45,7 +45,7 @@ FROM runtime AS worker
 # installed before the code is copied, so a code change does not reinstall them.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      fonts-noto-core fonts-ipafont-mincho fonts-nanum fonts-wqy-microhei fonts-dejavu-core \
+      fonts-noto-core fonts-ipafont-mincho fonts-nanum fonts-wqy-microhei fonts-dejavu-core fonts-liberation2 \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN mkdir -p var && chown app:app var

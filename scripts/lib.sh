@@ -45,6 +45,7 @@ system_tools_ensure() {
   [ -e /usr/share/fonts/truetype/nanum/NanumMyeongjo.ttf ] || missing+=(fonts-nanum)
   [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(fonts-wqy-microhei)
   [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(fonts-dejavu-core)
+  [ -e /usr/share/fonts/truetype/liberation2/LiberationSerif-Regular.ttf ] || missing+=(fonts-liberation2)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

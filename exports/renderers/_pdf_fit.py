@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reportlab.lib import colors
 from reportlab.pdfgen.canvas import Canvas
@@ -16,6 +17,7 @@ from reportlab.platypus import Flowable
 from bookstructure.lines import PageLine
 from exports.blocks import Block, Run
 from exports.book import ExportBook
+from exports.renderers._pdf_fonts import SourceFont, source_font
 from exports.renderers._pdf_text import TextStyle, text_flowable
 
 SIZE_FLOOR = 0.6  # the translation's size steps down to this share of the source's
@@ -31,12 +33,14 @@ _SPACE = re.compile(r"\s+")
 @dataclass
 class Region:
     """Where a translation is set: a box in layout space (points from the top-left), the
-    source's size, and the blocks (or the text) set there."""
+    source's size, the blocks (or the text) set there, and the source's font (`font_of`:
+    the translation is set in the face metric-compatible with it; None: the script fonts)."""
 
     box: tuple[float, float, float, float]  # x0, top, x1, bottom
     size: float
     blocks: list[Block]
     free_below: float = 0.0
+    font: SourceFont | None = None
 
 
 def inside(box: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:
@@ -59,6 +63,18 @@ def size_of(lines: Sequence[PageLine]) -> float:
     return sizes[len(sizes) // 2] if sizes else 10.0
 
 
+def font_of(lines: Sequence[PageLine]) -> SourceFont | None:
+    """The font most of the lines' characters are set in (each line counted in its own
+    font, `PageLine.font`), read as a kind and style (`source_font`); None when no line
+    names its font (an OCR layout)."""
+    counts: Counter[SourceFont] = Counter()
+    for line in lines:
+        font = source_font(line.font)
+        if font is not None:
+            counts[font] += len("".join(line.text.split()))
+    return counts.most_common(1)[0][0] if counts else None
+
+
 def merged(regions: Sequence[Region]) -> list[Region]:
     """The regions, those whose boxes overlap joined into one (their blocks in order): a
     paragraph that ends inside a line the next one starts on (two layout blocks side by
@@ -67,7 +83,7 @@ def merged(regions: Sequence[Region]) -> list[Region]:
     for region in regions:
         overlapping = next((other for other in merged if _overlap(other.box, region.box)), None)
         if overlapping is None:
-            merged.append(Region(box=region.box, size=region.size, blocks=list(region.blocks)))
+            merged.append(replace(region, blocks=list(region.blocks)))
             continue
         overlapping.box = _union_boxes(overlapping.box, region.box)
         overlapping.blocks += region.blocks
@@ -107,14 +123,14 @@ def free_below(region: Region, lines: Sequence[PageLine], page_bottom: float) ->
 
 
 def _flowables(region: Region, size: float, book: ExportBook) -> list[Flowable]:
-    style = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4)
+    style = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4, source=region.font)
     made: list[Flowable] = []
     for block in region.blocks:
         runs: Sequence[Run] = block.runs
         each = style
         prefix = ""
         if block.kind == "heading":
-            each = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4, bold=True)
+            each = replace(style, bold=True)
         elif block.kind == "list_item":
             prefix = f"{block.number}." if block.ordered and block.number is not None else "\u2022"
         elif block.kind == "code":

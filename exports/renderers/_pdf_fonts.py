@@ -4,7 +4,11 @@ process, and chosen per run of text by the script of its characters.
 
 reportlab embeds TrueType outlines only (the CFF-flavoured Noto CJK fonts are refused), so
 Chinese, Japanese and Korean come from TrueType packages with licences that allow
-embedding. `ShapingFont` adds what the complex-script layout (`_pdf_text`) needs: a
+embedding. The original-layout Pdf sets Latin, Greek and Cyrillic in the face
+metric-compatible with the source's font where it knows it (`source_font`,
+`METRIC_FAMILIES`: Liberation Serif for Times and its kin, Liberation Sans for Helvetica,
+Liberation Mono for Courier), so a translation takes the room its source took.
+`ShapingFont` adds what the complex-script layout (`_pdf_text`) needs: a
 HarfBuzz font, glyphs without a character of their own drawn through private code points,
 and a ToUnicode map that gives each such glyph the text it stands for (so text extraction
 gives back conjuncts and ligatures).
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import unicodedata
 from collections.abc import Iterable
@@ -141,6 +146,30 @@ FAMILIES: dict[str, Family] = {
             FaceFile("NotoSerifDevanagari-Regular.ttf"),
             FaceFile("NotoSerifDevanagari-Bold.ttf"),
         ),
+        Family(
+            "liberation-serif",
+            "fonts-liberation2",
+            FaceFile("LiberationSerif-Regular.ttf"),
+            FaceFile("LiberationSerif-Bold.ttf"),
+            FaceFile("LiberationSerif-Italic.ttf"),
+            FaceFile("LiberationSerif-BoldItalic.ttf"),
+        ),
+        Family(
+            "liberation-sans",
+            "fonts-liberation2",
+            FaceFile("LiberationSans-Regular.ttf"),
+            FaceFile("LiberationSans-Bold.ttf"),
+            FaceFile("LiberationSans-Italic.ttf"),
+            FaceFile("LiberationSans-BoldItalic.ttf"),
+        ),
+        Family(
+            "liberation-mono",
+            "fonts-liberation2",
+            FaceFile("LiberationMono-Regular.ttf"),
+            FaceFile("LiberationMono-Bold.ttf"),
+            FaceFile("LiberationMono-Italic.ttf"),
+            FaceFile("LiberationMono-BoldItalic.ttf"),
+        ),
         Family("ja", "fonts-ipafont-mincho", FaceFile("ipam.ttf")),
         Family("ko", "fonts-nanum", FaceFile("NanumMyeongjo.ttf"), FaceFile("NanumMyeongjoBold.ttf")),
         Family("zh", "fonts-wqy-microhei", FaceFile("wqy-microhei.ttc", 0)),
@@ -154,6 +183,30 @@ _CJK_LANGUAGE_FAMILY = {"ja": "ja", "ko": "ko", "zh": "zh"}
 # Tried in order for a character its own family lacks (Hebrew fonts have no digits, the
 # Arabic font no Latin punctuation).
 FALLBACK_ORDER = ("latin", "sans", "zh", "ja", "ko", "arabic", "hebrew", "devanagari")
+
+SERIF, SANS, MONO = "serif", "sans", "mono"
+# The family metric-compatible with each kind of source font: Liberation Serif has the
+# widths of Times (Nimbus Roman), Liberation Sans of Helvetica (Arial, Nimbus Sans),
+# Liberation Mono of Courier (Nimbus Mono). It stands for TeX's Computer Modern Roman too:
+# Latin Modern (fonts-lmodern) has CFF outlines only, which reportlab does not embed, and
+# of the TrueType serifs Liberation Serif comes closest (Computer Modern runs 10% wider
+# than Times; Noto Serif 19%, DejaVu Serif 27%).
+METRIC_FAMILIES = {SERIF: "liberation-serif", SANS: "liberation-sans", MONO: "liberation-mono"}
+_SUBSET_PREFIX = re.compile(r"^[A-Z]{6}\+")
+_MONO_NAME = re.compile(
+    r"courier|mono|nimbusmon|typewriter|cmtt|cmsltt|cmitt|sftt|lmtt|consol|menlo|fixed|inconsolata|cousine|lettergothic",
+    re.IGNORECASE,
+)
+_SANS_NAME = re.compile(
+    r"sans|helvetica|arial|nimbussan|cmss|sfss|lmss|verdana|tahoma|calibri|carlito|gill|futura|frutiger|myriad"
+    r"|segoe|roboto|trebuchet|avantgarde|gothic|univers|grotesk|franklin|optima|geneva|lucidagrande",
+    re.IGNORECASE,
+)
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|-medi|ultra|cmbx|cmb\d|sfbx|cmssbx", re.IGNORECASE)
+_ITALIC_NAME = re.compile(
+    r"italic|ital|oblique|obli|slant|cmti|cmsl|cmmi|cmbxti|cmbxsl|cmssi|cmitt|sfti|sfsl|sfit|[-,](bold)?it$",
+    re.IGNORECASE,
+)
 
 
 class FontsMissing(RuntimeError):
@@ -364,6 +417,32 @@ def shaping_font(name: str) -> ShapingFont:
     return font
 
 
+@dataclass(frozen=True)
+class SourceFont:
+    """What a source font's name tells: its kind (serif, sans or mono) and its style."""
+
+    kind: str
+    bold: bool = False
+    italic: bool = False
+
+    @property
+    def family(self) -> str:
+        """The family metric-compatible with it, for Latin, Greek and Cyrillic text."""
+        return METRIC_FAMILIES[self.kind]
+
+
+def source_font(name: str) -> SourceFont | None:
+    """A source font read from its PDF name (a subset prefix such as ABCDEF+ dropped):
+    monospace by name (Courier, *Mono*, TeX's CMTT and its kin), sans by name (Helvetica,
+    Arial, Nimbus Sans, TeX's CMSS, *Sans*), any other font a serif; bold and italic by
+    name too. None for no name (an OCR layout's lines)."""
+    base = _SUBSET_PREFIX.sub("", name.strip())
+    if not base:
+        return None
+    kind = MONO if _MONO_NAME.search(base) else SANS if _SANS_NAME.search(base) else SERIF
+    return SourceFont(kind, bold=bool(_BOLD_NAME.search(base)), italic=bool(_ITALIC_NAME.search(base)))
+
+
 def cjk_family(text: str, language: str) -> str:
     """The CJK family for Han characters in `text`: Japanese when it has kana, Korean when
     it has Hangul, else the book's language when that is Chinese, Japanese or Korean,
@@ -376,23 +455,27 @@ def cjk_family(text: str, language: str) -> str:
     return _CJK_LANGUAGE_FAMILY.get(language, "zh")
 
 
-def family_for_script(script: str, cjk: str) -> str:
+def family_for_script(script: str, cjk: str, latin: str = "latin") -> str:
     if script in CJK_SCRIPTS:
         return {KANA: "ja", HANGUL: "ko"}.get(script, cjk)
-    return _SCRIPT_FAMILY.get(script, "latin")
+    key = _SCRIPT_FAMILY.get(script, "latin")
+    return latin if key == "latin" else key
 
 
-def assign_families(text: str, *, language: str, base_family: str = "latin") -> list[str]:
+def assign_families(text: str, *, language: str, latin: str = "latin") -> list[str]:
     """The family of each character of `text`: its script's family (falling back, in
     FALLBACK_ORDER, to one that has the character); shared characters (spaces, digits,
     punctuation, marks) take the family of the character before them when it has them,
-    else of the next character with a script, else the first that has them. The same
-    text is read once (the original-layout Pdf sets a paragraph at several sizes)."""
-    return list(_families(text, language, base_family))
+    else of the next character with a script, else the first that has them. `latin` is
+    the family of Latin, Greek and Cyrillic letters and of text without letters (a
+    metric-compatible one, `SourceFont.family`, in the original-layout Pdf); a character
+    it lacks falls back as any other. The same text is read once (the original-layout
+    Pdf sets a paragraph at several sizes)."""
+    return list(_families(text, language, latin))
 
 
 @functools.lru_cache(maxsize=256)
-def _families(text: str, language: str, base_family: str) -> tuple[str, ...]:
+def _families(text: str, language: str, latin: str) -> tuple[str, ...]:
     cjk = cjk_family(text, language)
 
     def covering(char: str, preferred: str) -> str:
@@ -402,11 +485,11 @@ def _families(text: str, language: str, base_family: str) -> tuple[str, ...]:
         return preferred
 
     own: list[str | None] = [
-        None if script is None else covering(char, family_for_script(script, cjk))
+        None if script is None else covering(char, family_for_script(script, cjk, latin))
         for char, script in ((char, script_of(char)) for char in text)
     ]
     following: list[str] = []
-    upcoming = base_family
+    upcoming = latin
     for key in reversed(own):
         upcoming = key or upcoming
         following.append(upcoming)

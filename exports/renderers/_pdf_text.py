@@ -40,6 +40,9 @@ from exports.renderers._pdf_bidi import bidi_class, embedding_levels, paragraph_
 from exports.renderers._pdf_fonts import (
     CJK_SCRIPTS,
     COMPLEX_SCRIPTS,
+    METRIC_FAMILIES,
+    MONO,
+    SourceFont,
     assign_families,
     family,
     script_of,
@@ -71,6 +74,10 @@ class TextStyle:
     color: colors.Color = colors.black
     background: colors.Color | None = None
     keep_with_next: bool = False
+    # The source's font (the original-layout Pdf): Latin, Greek and Cyrillic set in the face
+    # metric-compatible with it, code in Liberation Mono, all of it in the source's weight
+    # and slant. None (the reflowed Pdf): the script fonts.
+    source: SourceFont | None = None
 
 
 def code_spaces_kept(text: str) -> str:
@@ -110,14 +117,18 @@ def _needs_shaping(char: str) -> bool:
 
 def _faces(spans: Sequence[Run], text: str, style: TextStyle, language: str) -> list[str]:
     """The reportlab font name of each character of `text`."""
-    families = assign_families(text, language=language)
+    source = style.source
+    latin = source.family if source is not None else "latin"
+    mono = METRIC_FAMILIES[MONO] if source is not None else "mono"
+    families = assign_families(text, language=language, latin=latin)
     faces: list[str] = []
     position = 0
     for span in spans:
-        bold, italic = span.bold or style.bold, span.italic or style.italic
+        bold = span.bold or style.bold or (source is not None and source.bold)
+        italic = span.italic or style.italic or (source is not None and source.italic)
         for key in families[position : position + len(span.text)]:
-            if span.code and key == "latin":
-                key = "mono"
+            if span.code and key in (latin, "latin"):
+                key = mono
             faces.append(family(key).face(bold=bold, italic=italic))
         position += len(span.text)
     return faces

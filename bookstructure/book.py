@@ -141,15 +141,7 @@ def pages_paragraphs(
         found.append(
             PageText(
                 page=index,
-                paragraphs=tuple(
-                    replace(
-                        paragraph,
-                        page=paragraph.page + start,
-                        end_page=paragraph.end_page + start,
-                        lines=tuple(replace(ref, page=ref.page + start) for ref in paragraph.lines),
-                    )
-                    for paragraph in page_text.paragraphs
-                ),
+                paragraphs=tuple(paragraph.moved(start) for paragraph in page_text.paragraphs),
                 carried_from=None if page_text.carried_from is None else page_text.carried_from + start,
             )
         )

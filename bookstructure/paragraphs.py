@@ -86,10 +86,22 @@ class Paragraph:
     lines: tuple[LineRef, ...]
     markdown: str = ""  # the paragraph as a Markdown block (heading, list item, fenced code, prose)
     level: int = 0  # a heading's level (1-4)
+    table: Table | None = None  # a table's cells and their lines
 
     @property
     def carried(self) -> bool:
         return self.end_page != self.page
+
+    def moved(self, pages: int) -> Paragraph:
+        """The paragraph with every page number in it moved by `pages` (a window's
+        positions made book pages)."""
+        return replace(
+            self,
+            page=self.page + pages,
+            end_page=self.end_page + pages,
+            lines=tuple(replace(ref, page=ref.page + pages) for ref in self.lines),
+            table=None if self.table is None else self.table.moved(pages),
+        )
 
 
 @dataclass(frozen=True)
@@ -335,6 +347,7 @@ def _table_paragraph(table: Table, *, page: int) -> Paragraph:
         end_page=max(ref.page for ref in table.refs),
         lines=tuple(sorted(table.refs, key=lambda ref: (ref.page, ref.block, ref.line))),
         markdown=table.markdown(),
+        table=table,
     )
 
 

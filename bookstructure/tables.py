@@ -39,7 +39,9 @@ least two columns separated by gutters no line crosses. The steps, on one page:
    are, or when a column of numbers stands under a cell that is not one.
 
 Each table gives its lines (`refs`, left out of the paragraphs), its top (to place it
-among them) and its cells; `Table.markdown()` writes it as a GFM pipe table.
+among them), its cells' texts (`rows`) and each cell's lines (`cells`, parallel to `rows`:
+what the original-layout Pdf replaces cell by cell); `Table.markdown()` writes it as a GFM
+pipe table.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
@@ -71,14 +73,30 @@ _PAGE_NUMBER = re.compile(r"^\d{1,4}$")
 
 
 @dataclass(frozen=True)
+class CellLine:
+    """A line of a cell: its ref and the share of the line's width that the cell's words
+    take (`start` to `end`, 0 to 1). A line is all its cell's unless poppler joined the
+    cells of a row into one line (a header whose words stand close): each cell then has
+    its words' part, measured by their share of the line's characters."""
+
+    ref: LineRef
+    start: float = 0.0
+    end: float = 1.0
+
+
+Cell = tuple[CellLine, ...]
+
+
+@dataclass(frozen=True)
 class Table:
-    """A table of a page: its layout lines, its top edge, its cells row by row (the first
-    row its header when `header`)."""
+    """A table of a page: its layout lines, its top edge, its cells' texts row by row (the
+    first row its header when `header`) and their lines (`cells`, parallel to `rows`)."""
 
     refs: frozenset[LineRef]
     top: float
     rows: tuple[tuple[str, ...], ...]
     header: bool
+    cells: tuple[tuple[Cell, ...], ...] = ()
 
     @property
     def columns(self) -> int:
@@ -87,8 +105,29 @@ class Table:
     def continued_by(self, rest: Table) -> Table:
         """This table with the rows of `rest`, its part set on the next page, after its own;
         the header row the next page repeats is left out."""
-        rows = rest.rows[1:] if self.header and rest.rows[0] == self.rows[0] else rest.rows
-        return Table(refs=self.refs | rest.refs, top=self.top, rows=self.rows + rows, header=self.header)
+        repeated = self.header and rest.rows[0] == self.rows[0]
+        rows = rest.rows[1:] if repeated else rest.rows
+        cells = rest.cells[1:] if repeated else rest.cells
+        return Table(
+            refs=self.refs | rest.refs,
+            top=self.top,
+            rows=self.rows + rows,
+            header=self.header,
+            cells=self.cells + cells,
+        )
+
+    def moved(self, pages: int) -> Table:
+        """The table with its lines' page numbers moved by `pages` (a window's positions
+        made book pages)."""
+
+        def line_moved(line: CellLine) -> CellLine:
+            return replace(line, ref=replace(line.ref, page=line.ref.page + pages))
+
+        return replace(
+            self,
+            refs=frozenset(replace(ref, page=ref.page + pages) for ref in self.refs),
+            cells=tuple(tuple(tuple(line_moved(line) for line in cell) for cell in row) for row in self.cells),
+        )
 
     def markdown(self) -> str:
         """The table as a GFM pipe table; a row of blank cells heads a table without a
@@ -98,6 +137,13 @@ class Table:
         head, body = (rows[0], rows[1:]) if self.header else ([""] * width, rows)
         lines = [_row_markdown(head), _row_markdown(["---"] * width), *(_row_markdown(row) for row in body)]
         return "\n".join(lines)
+
+
+def number_like(text: str) -> bool:
+    """Whether a cell holds numbers only (`1.79`, `4,5 1.16`, `64K`, `12%`): nothing to
+    translate."""
+    words = text.split()
+    return bool(words) and all(_NUMBER.match(word) for word in words)
 
 
 def table_continues(table: Table, following: Table) -> bool:
@@ -188,11 +234,14 @@ def _crosses(band: _Band, run: list[_Band], multi: list[int], index: int) -> boo
 
 @dataclass
 class _Piece:
-    """A line, or the part of a spanning line, in one column of one band."""
+    """A line, or the part of a spanning line (`start` to `end` of its width), in one
+    column of one band."""
 
     line: PageLine
     column: int
     text: str
+    start: float = 0.0
+    end: float = 1.0
 
 
 @dataclass
@@ -315,8 +364,12 @@ def _place(line: PageLine, columns: Sequence[tuple[float, float]], *, spanning: 
 
 
 def _split(line: PageLine, columns: Sequence[tuple[float, float]]) -> list[_Piece] | None:
-    step = (line.x1 - line.x0) / max(len(line.text), 1)
+    """The line's words by column, each piece with its words' share of the line (by
+    characters)."""
+    length = max(len(line.text), 1)
+    step = (line.x1 - line.x0) / length
     pieces: list[_Piece] = []
+    spans: list[list[int]] = []  # each piece's first and last character
     for match in re.finditer(r"\S+", line.text):
         centre = line.x0 + step * (match.start() + match.end()) / 2
         column = _column_of(centre, columns)
@@ -324,10 +377,14 @@ def _split(line: PageLine, columns: Sequence[tuple[float, float]]) -> list[_Piec
             return None
         if pieces and pieces[-1].column == column:
             pieces[-1].text = f"{pieces[-1].text} {match.group()}"
+            spans[-1][1] = match.end()
         elif pieces and pieces[-1].column > column:
             return None
         else:
             pieces.append(_Piece(line=line, column=column, text=match.group()))
+            spans.append([match.start(), match.end()])
+    for piece, (first, last) in zip(pieces, spans, strict=True):
+        piece.start, piece.end = first / length, last / length
     return pieces if len(pieces) >= 2 else None
 
 
@@ -420,6 +477,7 @@ def _table_accept(
         top=min(piece.line.top for piece in pieces),
         rows=tuple(tuple(cells) for cells in grid),
         header=header,
+        cells=tuple(_row_lines(row, width) for row in rows),
     )
 
 
@@ -442,15 +500,22 @@ def _aligned(pieces: Sequence[_Piece]) -> bool:
     return False
 
 
+def _cell_pieces(row: _Row, column: int) -> list[_Piece]:
+    return sorted(
+        (piece for piece in row.pieces if piece.column == column),
+        key=lambda piece: (round(piece.line.top, 1), piece.line.x0),
+    )
+
+
 def _row_cells(row: _Row, width: int) -> list[str]:
-    cells: list[str] = []
-    for column in range(width):
-        pieces = sorted(
-            (piece for piece in row.pieces if piece.column == column),
-            key=lambda piece: (round(piece.line.top, 1), piece.line.x0),
-        )
-        cells.append(" ".join(piece.text for piece in pieces).strip())
-    return cells
+    return [" ".join(piece.text for piece in _cell_pieces(row, column)).strip() for column in range(width)]
+
+
+def _row_lines(row: _Row, width: int) -> tuple[Cell, ...]:
+    return tuple(
+        tuple(CellLine(ref=piece.line.ref, start=piece.start, end=piece.end) for piece in _cell_pieces(row, column))
+        for column in range(width)
+    )
 
 
 def _column_words(rows: Sequence[_Row], column: int) -> float:

@@ -15,6 +15,8 @@ from exports.book import ExportPage
 
 logger = logging.getLogger(__name__)
 
+# Kinds never set as prose: code stays as it is, a table is translated cell by cell
+# (`table_paired`, _pdf_table) or stays as it is.
 KEPT_KINDS = frozenset({ParagraphKind.CODE, ParagraphKind.TABLE})
 # Pairings the alignment weighs: (paragraphs, blocks, penalty).
 _PAIRINGS = ((1, 1, 0.0), (2, 1, 1.0), (1, 2, 1.0), (1, 0, 3.0), (0, 1, 3.0))
@@ -108,7 +110,20 @@ def _strays_joined(groups: list[tuple[list[Paragraph], list[Block]]]) -> list[tu
 
 
 def translated(group: tuple[list[Paragraph], list[Block]]) -> bool:
+    """Whether the group's paragraphs are prose, set with its blocks in their place."""
     return all(paragraph.kind not in KEPT_KINDS for paragraph in group[0])
+
+
+def table_paired(group: tuple[list[Paragraph], list[Block]]) -> tuple[Paragraph, Block] | None:
+    """The table and its translation when the group pairs one table paragraph with one
+    table block (its cells are set one by one, _pdf_table); None otherwise."""
+    paragraphs, blocks = group
+    if len(paragraphs) != 1 or len(blocks) != 1:
+        return None
+    paragraph, block = paragraphs[0], blocks[0]
+    if paragraph.kind != ParagraphKind.TABLE or block.kind != "table" or paragraph.table is None:
+        return None
+    return paragraph, block
 
 
 def carried_split(pairs: Groups, *, next_translated: bool) -> dict[tuple[LineRef, ...], str]:

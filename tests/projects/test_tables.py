@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import subprocess
 from collections.abc import Sequence
 from functools import cache
 from html import escape
@@ -117,6 +118,42 @@ def test_a_three_by_four_table_is_found_with_its_header_and_cells(tmp_path: Path
     )
 
 
+def test_each_cell_gives_its_lines_and_a_header_read_as_one_line_its_words_share(tmp_path: Path) -> None:
+    """`Table.cells` runs parallel to `rows`: a cell's lines are its text, and the header
+    poppler read as one line gives each of its cells the share of that line its words take,
+    where poppler's own word boxes put them."""
+    pdf = _pdf(tmp_path / "table.pdf", [Paragraph(_PROSE, _BODY), _table(_PACKAGES, widths=None)])
+    layout = _page(pdf)
+    (table,) = tables_find(layout, page=0)
+    lines = {line.ref: line for line in page_lines(layout, page=0)}
+
+    assert [len(row) for row in table.cells] == [len(row) for row in table.rows]
+    assert {part.ref for row in table.cells for cell in row for part in cell} == table.refs
+    for cells, texts in zip(table.cells[1:], table.rows[1:], strict=True):
+        assert [" ".join(lines[part.ref].text for part in cell) for cell in cells] == list(texts)
+        assert all((part.start, part.end) == (0.0, 1.0) for cell in cells for part in cell)
+    header = [part for cell in table.cells[0] for part in cell]
+    assert len({part.ref for part in header}) == 1
+    line = lines[header[0].ref]
+    width = line.x1 - line.x0
+    words = _word_boxes(pdf)
+    for part, word in zip(header, _PACKAGES[0], strict=True):
+        x0, x1 = line.x0 + width * part.start, line.x0 + width * part.end
+        assert abs(x0 - words[word][0]) < 6, (word, x0, words[word])
+        assert abs(x1 - words[word][1]) < 6, (word, x1, words[word])
+
+
+def _word_boxes(pdf: Path) -> dict[str, tuple[float, float]]:
+    """Each word's left and right edges as `pdftotext -bbox` reads them (the first page)."""
+    out = subprocess.run(["pdftotext", "-bbox", "-l", "1", str(pdf), "-"], capture_output=True, text=True, check=True)
+    return {
+        word: (float(x0), float(x1))
+        for x0, x1, word in re.findall(
+            r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">(.*?)</word>', out.stdout
+        )
+    }
+
+
 _OPTIONS = [
     ("Option", "Meaning", "Default"),
     ("-k", "Keep the input files instead of deleting them after the compression ends without an error.", "off"),
@@ -138,6 +175,11 @@ def test_a_cell_that_wraps_over_lines_stays_one_cell(tmp_path: Path, valign: str
     wrapped = [line.text for line in page_lines(layout, page=0) if line.text.startswith("Keep the input")]
     assert wrapped
     assert wrapped[0] != _OPTIONS[1][1]  # it did wrap
+    (table,) = tables_find(layout, page=0)
+    lines = {line.ref: line for line in page_lines(layout, page=0)}
+    cell = table.cells[1][1]  # the wrapped cell's lines, top to bottom
+    assert len(cell) >= 2
+    assert " ".join(lines[part.ref].text for part in cell) == _OPTIONS[1][1]
 
 
 def _spec_tables() -> list[list[tuple[str, ...]]]:

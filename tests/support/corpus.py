@@ -29,6 +29,11 @@ DEBIAN_BOOKS: dict[str, tuple[str, str, str]] = {
     "valgrind": ("/usr/share/doc/valgrind/valgrind_manual.pdf.gz", "valgrind", "manual with commands, 397 pages"),
     "libtasn1": ("/usr/share/doc/libtasn1-doc/libtasn1.pdf", "libtasn1-doc", "API manual, 36 pages"),
     "nettle": ("/usr/share/doc/nettle-dev/nettle.pdf.gz", "nettle-dev", "API manual, 111 pages"),
+    "crc-doc": (
+        "/usr/share/doc/zlib1g-dev/crc-doc.1.0.pdf.gz",
+        "zlib1g-dev",
+        "paper on CRC algorithms with ruled tables of timings, 29 pages",
+    ),
     "shared-mime-info": (
         "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf",
         "shared-mime-info",

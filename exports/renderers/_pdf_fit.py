@@ -41,6 +41,8 @@ class Region:
     blocks: list[Block]
     free_below: float = 0.0
     font: SourceFont | None = None
+    align: str = "start"  # TextStyle.align: a table cell is aligned as its column is
+    fixed: bool = False  # a table's cell: its box and free space are its cell's, never merged or grown
 
 
 def inside(box: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:
@@ -81,7 +83,9 @@ def merged(regions: Sequence[Region]) -> list[Region]:
     side on one baseline) shares its box with the next."""
     merged: list[Region] = []
     for region in regions:
-        overlapping = next((other for other in merged if _overlap(other.box, region.box)), None)
+        overlapping = None
+        if not region.fixed:
+            overlapping = next((other for other in merged if not other.fixed and _overlap(other.box, region.box)), None)
         if overlapping is None:
             merged.append(replace(region, blocks=list(region.blocks)))
             continue
@@ -115,7 +119,10 @@ def widened(
 
 def free_below(region: Region, lines: Sequence[PageLine], page_bottom: float) -> float:
     """How far the region may grow down: to the next line below it (kept, or another
-    region's) that overlaps it across, or to the page's bottom margin."""
+    region's) that overlaps it across, or to the page's bottom margin; a table's cell
+    (`fixed`) keeps the room its table gave it."""
+    if region.fixed:
+        return region.free_below
     x0, _, x1, bottom = region.box
     below = [line.top for line in lines if line.top >= bottom - 0.5 and line.x0 < x1 and line.x1 > x0]
     limit = min([*below, page_bottom])
@@ -123,7 +130,7 @@ def free_below(region: Region, lines: Sequence[PageLine], page_bottom: float) ->
 
 
 def _flowables(region: Region, size: float, book: ExportBook) -> list[Flowable]:
-    style = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4, source=region.font)
+    style = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4, source=region.font, align=region.align)
     made: list[Flowable] = []
     for block in region.blocks:
         runs: Sequence[Run] = block.runs

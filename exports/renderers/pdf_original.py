@@ -47,7 +47,7 @@ from bookstructure.paragraphs import PageText
 from bookstructure.words import word_list
 from exports.blocks import Block, Run, blocks_of
 from exports.book import BookSource, ExportBook, ExportOptions, ExportPage, PageLayout, page_notice
-from exports.renderers._pdf_align import Groups, aligned, carried_split, split, translated
+from exports.renderers._pdf_align import Groups, aligned, carried_split, split, table_paired, translated
 from exports.renderers._pdf_fit import (
     BOTTOM_MARGIN,
     Region,
@@ -72,6 +72,7 @@ from exports.renderers._pdf_scan import (
     scan_frame,
     upright_image,
 )
+from exports.renderers._pdf_table import table_regions
 
 logger = logging.getLogger(__name__)
 
@@ -347,7 +348,7 @@ def _page_make(
     canvas = overlays.page(target, width, height)
     body = [line for line in removed if not line.mono]
     for region in merged(regions):
-        region.box = widened(region.box, body, all_lines)
+        region.box = region.box if region.fixed else widened(region.box, body, all_lines)
         region.free_below = free_below(region, all_lines, page_bottom)
         region_draw(canvas, region, book, to_pdf)
     overlays.done()
@@ -409,7 +410,7 @@ def _scan_make(
     all_lines = list(lines.values())
     body = [line for line in removed if not line.mono]
     for region in placed:
-        region.box = widened(region.box, body, all_lines)
+        region.box = region.box if region.fixed else widened(region.box, body, all_lines)
         region.free_below = free_below(region, all_lines, frame.height - BOTTOM_MARGIN)
         region_draw(canvas, region, book, to_frame)
     canvas.restoreState()
@@ -456,6 +457,12 @@ def _regions(
             removed += body
         return regions, removed
     for index, (group, blocks) in enumerate(pairs):
+        table = table_paired((group, blocks))
+        if table is not None:  # set cell by cell (_pdf_table)
+            cells, replaced = table_regions(*table, lines, page=page.index)
+            regions += cells
+            removed += replaced
+            continue
         if not blocks or not translated((group, blocks)):
             continue  # code, a table, or a paragraph the translation has nothing for: kept
         own = [lines[ref] for paragraph in group for ref in paragraph.lines if ref.page == page.index and ref in lines]

@@ -46,8 +46,10 @@ not the page's content stream and is not touched.
 from __future__ import annotations
 
 import functools
+import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -118,11 +120,6 @@ def multiply(first: Matrix, second: Matrix) -> Matrix:
     )
 
 
-def _point(matrix: Matrix, x: float, y: float) -> tuple[float, float]:
-    a, b, c, d, e, f = matrix
-    return a * x + c * y + e, b * x + d * y + f
-
-
 def _numbers(operands: Iterable[Any]) -> list[float]:
     return [float(value) for value in operands]
 
@@ -145,15 +142,21 @@ class _Font:
     missing: float = 0.0
     two_byte: bool = False
     vertical: bool = False
+    by_byte: tuple[float, ...] = field(init=False, repr=False)
 
-    def advances(self, data: bytes) -> Iterator[tuple[float, bool]]:
-        """Each glyph's advance, and whether word spacing applies to it (code 32 of one byte)."""
-        if self.two_byte:
-            for start in range(0, len(data) - 1, 2):
-                yield self.widths.get(int.from_bytes(data[start : start + 2], "big"), self.missing), False
-        else:
-            for code in data:
-                yield self.widths.get(code, self.missing), code == 32
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_byte", tuple(self.widths.get(code, self.missing) for code in range(256)))
+
+    def measure(self, data: bytes) -> tuple[float, int, int]:
+        """The glyphs' advances summed, how many glyphs, and how many take word spacing
+        (the single-byte code 32)."""
+        if not self.two_byte:
+            return sum(map(self.by_byte.__getitem__, data)), len(data), data.count(32)
+        codes = array("H", data[: len(data) // 2 * 2])
+        if sys.byteorder == "little":
+            codes.byteswap()
+        widths, missing = self.widths, self.missing
+        return sum(widths.get(code, missing) for code in codes), len(codes), 0
 
 
 _NO_FONT = _Font({})
@@ -318,11 +321,11 @@ class _TextState:
         """How far the strings and TJ numbers of a show move the text matrix (text space)."""
         total = 0.0
         for item in shown:
-            if isinstance(item, pikepdf.String):
-                for advance, spaced in self.font.advances(bytes(item)):
-                    total += advance * self.size + self.char_spacing + (self.word_spacing if spaced else 0.0)
-            else:
+            if isinstance(item, (int, float, Decimal)):
                 total -= float(item) / 1000 * self.size
+            else:
+                advances, glyphs, spaced = self.font.measure(bytes(item))
+                total += advances * self.size + glyphs * self.char_spacing + spaced * self.word_spacing
         return total if self.font.vertical else total * self.scale
 
 
@@ -332,6 +335,7 @@ class _Walk:
 
     pdf: pikepdf.Pdf
     boxes: Sequence[Box]
+    record: bool = False
     shown: list[Shown] = field(default_factory=list)
     dropped: int = 0
     fonts: dict[tuple[int, int], _Font] = field(default_factory=dict)
@@ -417,18 +421,24 @@ class _Walk:
             if operator in ("T*", "'", '"'):
                 text_matrix = line_matrix = multiply(_translate(0.0, -state.leading), line_matrix)
             if operator in _SHOWS and operands:
-                shows = operands[0] if operator == "TJ" else [operands[-1]]
-                if not isinstance(shows, (pikepdf.Array, list)):
+                shows = operands[0] if operator == "TJ" else (operands[-1],)
+                if not isinstance(shows, (pikepdf.Array, tuple)):
                     kept.append(instruction)
                     continue
                 displacement = state.displacement(shows)
-                moved = _translate(0.0, displacement) if state.font.vertical else _translate(displacement, 0.0)
-                start = _point(multiply(text_matrix, ctm), 0.0, state.rise)
-                text_matrix = multiply(moved, text_matrix)
-                end = _point(multiply(text_matrix, ctm), 0.0, state.rise)
-                shown = Shown(start[0], start[1], end[0], end[1], depth)
-                self.shown.append(shown)
-                if any(box.holds(*shown.middle) for box in self.boxes):
+                a, b, c, d, e, f = multiply(text_matrix, ctm)
+                x0, y0 = c * state.rise + e, d * state.rise + f
+                ta, tb, tc, td, te, tf = text_matrix
+                if state.font.vertical:
+                    dx, dy = c * displacement, d * displacement
+                    text_matrix = (ta, tb, tc, td, te + displacement * tc, tf + displacement * td)
+                else:
+                    dx, dy = a * displacement, b * displacement
+                    text_matrix = (ta, tb, tc, td, te + displacement * ta, tf + displacement * tb)
+                if self.record:
+                    self.shown.append(Shown(x0, y0, x0 + dx, y0 + dy, depth))
+                middle_x, middle_y = x0 + dx / 2, y0 + dy / 2
+                if any(box.holds(middle_x, middle_y) for box in self.boxes):
                     self.dropped += 1
                     changed = True
                     kept.extend(_dropped_show(operator, operands, state, displacement))
@@ -494,20 +504,19 @@ def _dropped_show(
         stand_in += [_instruction("Tw", operands[0]), _instruction("Tc", operands[1]), _instruction("T*")]
     unit = state.size * (1.0 if state.font.vertical else state.scale)
     if displacement and unit:
-        adjustment = Decimal(-displacement * 1000 / unit).quantize(Decimal("0.001"))
-        stand_in.append(_instruction("TJ", pikepdf.Array([adjustment])))
+        stand_in.append(_instruction("TJ", pikepdf.Array([round(-displacement * 1000 / unit, 3)])))
     return stand_in
 
 
-def _walk(pdf: pikepdf.Pdf, page: pikepdf.Page, boxes: Sequence[Box]) -> tuple[_Walk, Any]:
-    walk = _Walk(pdf, boxes)
+def _walk(pdf: pikepdf.Pdf, page: pikepdf.Page, boxes: Sequence[Box], *, record: bool = False) -> tuple[_Walk, Any]:
+    walk = _Walk(pdf, boxes, record)
     walked = walk.content(pikepdf.parse_content_stream(page), _inherited_resources(page.obj), IDENTITY, _TextState(), 0)
     return walk, walked
 
 
 def text_shows(pdf: pikepdf.Pdf, page: pikepdf.Page) -> list[Shown]:
     """Every text show the page draws (in its forms too), in drawing order, with its extent."""
-    walk, _ = _walk(pdf, page, ())
+    walk, _ = _walk(pdf, page, (), record=True)
     return walk.shown
 
 

@@ -392,6 +392,7 @@ def pdftotext_lines(path: Path, page: int) -> list[tuple[str, float, float, floa
         ("bzip2", 10),  # URW Type 1 fonts with /Widths, TeX's TJ with kerning
         ("valgrind", 30),  # the standard fonts themselves, no /Widths (FOP)
         ("shared-mime-info", 5),
+        ("debian-faq", 20),  # composite TrueType fonts, Identity-H (XeTeX)
     ],
 )
 def test_shows_of_a_manual_page_end_where_poppler_ends_their_lines(book, page):

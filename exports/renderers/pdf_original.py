@@ -51,14 +51,12 @@ from exports.renderers._pdf_align import Groups, aligned, carried_split, split, 
 from exports.renderers._pdf_fit import (
     BOTTOM_MARGIN,
     Region,
-    font_of,
     free_below,
     inside,
     mark,
     merged,
     region_draw,
-    size_of,
-    union,
+    region_of,
     widened,
 )
 from exports.renderers._pdf_fonts import ensure_fonts, family
@@ -80,9 +78,7 @@ GROUP_PAGES = 8  # pages whose paragraphs are computed together (one window of l
 OVERLAY_PAGES = 50  # overlay pages drawn into one reportlab file
 IMAGE_DPI = 150  # a page image's resolution when it states none (the resolution PDF pages are rendered at)
 CHECKPOINT_PAGES = 100  # pages changed in memory before the output is saved to a temporary file and reopened
-SCANNED = (
-    "not translated in the original layout: a scanned page without its OCR reading, or a turned page, is kept as it was"
-)
+SCANNED = "not translated in the original layout: a scanned page without its OCR reading is kept as it was"
 
 
 def original_render(book: ExportBook, options: ExportOptions, out: BinaryIO) -> None:
@@ -312,20 +308,22 @@ def _page_make(
     overlays: _Overlays,
 ) -> None:
     page, text, layout = planned.page, planned.text, planned.layout
-    media = [float(value) for value in target.mediabox]
-    crop = [float(value) for value in target.obj.get("/CropBox", target.mediabox)]
-    width, height = media[2] - media[0], media[3] - media[1]
+    shown = _Shown.of(target)
     if not page.translated:
         if page.blank:
             return
-        mark(overlays.page(target, width, height), page_notice(page, book.labels, source_follows=False), width, height)
+        mark(
+            overlays.page(target, shown.width, shown.height),
+            page_notice(page, book.labels, source_follows=False),
+            shown.width,
+            shown.height,
+        )
         overlays.done()
         return
-    rotated = int(target.obj.get("/Rotate", 0)) % 360
-    if text is None and layout is not None and not rotated and _scan_make(target, page, layout, book, overlays):
+    if text is None and layout is not None and _scan_make(target, page, layout, book, overlays):
         return
-    if text is None or layout is None or rotated:
-        mark(overlays.page(target, width, height), SCANNED, width, height)
+    if text is None or layout is None:
+        mark(overlays.page(target, shown.width, shown.height), SCANNED, shown.width, shown.height)
         overlays.done()
         return
     lines = {line.ref: line for line in page_lines(layout.layout, page=page.index)}
@@ -333,25 +331,79 @@ def _page_make(
         page, text, planned.pairs, lines, planned.carried, next_translated=planned.next_translated
     )
 
-    # Layout space (from the crop box's top-left, y down) -> the overlay's space (the media box, y up).
-    def to_pdf(x: float, y: float) -> tuple[float, float]:
-        return crop[0] - media[0] + x, crop[3] - media[1] - y
-
     boxes = []
     for line in removed:
-        x0, y1 = to_pdf(line.x0 - 1, line.top - 0.5)
-        x1, y0 = to_pdf(line.x1 + 1, line.bottom + 0.5)
-        boxes.append(Box(x0 + media[0], y0 + media[1], x1 + media[0], y1 + media[1]))
+        corners = [
+            shown.on_page(*shown.from_layout(x, y))
+            for x in (line.x0 - 1, line.x1 + 1)
+            for y in (line.top - 0.5, line.bottom + 0.5)
+        ]
+        xs, ys = [x for x, _ in corners], [y for _, y in corners]
+        boxes.append(Box(min(xs), min(ys), max(xs), max(ys)))
     text_remove(pdf, target, boxes)
-    page_bottom = crop[3] - crop[1] - BOTTOM_MARGIN
+    page_bottom = shown.crop[3] - shown.crop[1] - BOTTOM_MARGIN
     all_lines = list(lines.values())
-    canvas = overlays.page(target, width, height)
+    canvas = overlays.page(target, shown.width, shown.height)
     body = [line for line in removed if not line.mono]
     for region in merged(regions):
         region.box = region.box if region.fixed else widened(region.box, body, all_lines)
         region.free_below = free_below(region, all_lines, page_bottom)
-        region_draw(canvas, region, book, to_pdf)
+        region_draw(canvas, region, book, shown.from_layout)
     overlays.done()
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """A page as a reader sees it: its media box turned by its /Rotate (clockwise, a
+    multiple of 90), `width` x `height` points, y up from its bottom-left corner, and its
+    crop box in that frame (`crop`: x0, y0, x1, y1). Layouts are read in this frame (poppler
+    reads a turned page as shown), and overlays are drawn in it: qpdf turns an overlay
+    placed on a turned page (`add_overlay`) so that it stands upright as the page is shown.
+    `matrix` takes a point of the frame to the page's own, unturned space (from the media
+    box's bottom-left corner), where its content stream draws."""
+
+    width: float
+    height: float
+    crop: tuple[float, float, float, float]
+    matrix: tuple[float, float, float, float, float, float]
+    origin: tuple[float, float]  # the media box's bottom-left corner in the page's space
+
+    @classmethod
+    def of(cls, target: pikepdf.Page) -> _Shown:
+        media = [float(value) for value in target.mediabox]
+        crop = [float(value) for value in target.obj.get("/CropBox", target.mediabox)]
+        rotation = int(target.obj.get("/Rotate", 0)) % 360
+        across, up = media[2] - media[0], media[3] - media[1]
+        matrix = {
+            90: (0.0, 1.0, -1.0, 0.0, across, 0.0),
+            180: (-1.0, 0.0, 0.0, -1.0, across, up),
+            270: (0.0, -1.0, 1.0, 0.0, 0.0, up),
+        }.get(rotation, (1.0, 0.0, 0.0, 1.0, 0.0, 0.0))
+        a, b, c, d, e, f = matrix
+
+        def shown(x: float, y: float) -> tuple[float, float]:  # the matrix's inverse (a turn: its transpose)
+            x, y = x - media[0] - e, y - media[1] - f
+            return a * x + b * y, c * x + d * y
+
+        corners = [shown(x, y) for x in (crop[0], crop[2]) for y in (crop[1], crop[3])]
+        xs, ys = [x for x, _ in corners], [y for _, y in corners]
+        turned = rotation in (90, 270)
+        return cls(
+            width=up if turned else across,
+            height=across if turned else up,
+            crop=(min(xs), min(ys), max(xs), max(ys)),
+            matrix=matrix,
+            origin=(media[0], media[1]),
+        )
+
+    def from_layout(self, x: float, y: float) -> tuple[float, float]:
+        """A layout's point (from the shown crop box's top-left, y down) in the frame."""
+        return self.crop[0] + x, self.crop[3] - y
+
+    def on_page(self, x: float, y: float) -> tuple[float, float]:
+        """A point of the frame in the page's space (where its content stream draws)."""
+        a, b, c, d, e, f = self.matrix
+        return a * x + c * y + e + self.origin[0], b * x + d * y + f + self.origin[1]
 
 
 def _scan_make(
@@ -362,9 +414,8 @@ def _scan_make(
     translation set in its place, both in the scan's own upright and level frame. False
     (nothing drawn) when the OCR layout cannot be placed on the page or no page image is
     stored: the page is marked then."""
-    media = [float(value) for value in target.mediabox]
-    crop = [float(value) for value in target.obj.get("/CropBox", target.mediabox)]
-    frame = scan_frame(layout.layout, crop[2] - crop[0], crop[3] - crop[1])
+    shown = _Shown.of(target)
+    frame = scan_frame(layout.layout, shown.width, shown.height)
     source = book.source
     if frame is None or source is None or source.page_image is None or not page.image_key:
         return False
@@ -386,9 +437,9 @@ def _scan_make(
     stored = source.page_image(page.image_key)
     page_level(target, frame, paper_colour(stored))
     image = upright_image(stored, frame)
-    canvas = overlays.page(target, media[2] - media[0], media[3] - media[1])
+    canvas = overlays.page(target, shown.width, shown.height)
     canvas.saveState()
-    canvas.transform(*frame.matrix((crop[0] - media[0], crop[1] - media[1])))
+    canvas.transform(*frame.matrix((shown.crop[0], shown.crop[1])))
 
     def to_frame(x: float, y: float) -> tuple[float, float]:
         return x, frame.height - y
@@ -435,14 +486,7 @@ def _regions(
         # The lines this page finishes of the previous page's paragraph: its translation's rest.
         own = [lines[ref] for ref in refs if ref in lines]
         if own:
-            regions.append(
-                Region(
-                    box=union(own),
-                    size=size_of(own),
-                    blocks=[Block(kind="paragraph", runs=(Run(rest),))],
-                    font=font_of(own),
-                )
-            )
+            regions.append(region_of(own, [Block(kind="paragraph", runs=(Run(rest),))]))
             removed += own
     if pairs is None:
         body = [
@@ -453,7 +497,7 @@ def _regions(
         ]
         if body:
             blocks = [block for block in blocks_of(page.translation) if block.kind != "rule"]
-            regions.append(Region(box=union(body), size=size_of(body), blocks=blocks, font=font_of(body)))
+            regions.append(region_of(body, blocks))
             removed += body
         return regions, removed
     for index, (group, blocks) in enumerate(pairs):
@@ -475,6 +519,6 @@ def _regions(
             first, rest = split(block.text, len(own) / len(paragraph.lines))
             if rest and next_translated:  # the next page sets the rest (`carried_split`)
                 blocks = [Block(kind=block.kind, runs=(Run(first),), level=block.level)]
-        regions.append(Region(box=union(own), size=size_of(own), blocks=blocks, font=font_of(own)))
+        regions.append(region_of(own, blocks))
         removed += own
     return regions, removed

@@ -152,7 +152,13 @@ def pdf_layouts(path: Path, *, first: int, last: int) -> list[dict[str, Any]]:
         raise FileCorrupt(
             f"The layout of pages {first}-{last} does not match the page count ({len(parsed)} of {expected}).",
         )
-    runs = _runs_parse(fonts)
+    runs, shown = _runs_parse(fonts)
+    for number, page in enumerate(parsed, start=first):
+        # pdftotext places a turned page's (/Rotate 90 or 270) words as the page is shown but
+        # gives the unturned page's size; pdftohtml gives the shown size (in whole pixels).
+        across, down = shown.get(number, (page.width, page.height))
+        if abs(across - page.width) > 1 and abs(across - page.height) <= 1 and abs(down - page.width) <= 1:
+            page.width, page.height = page.height, page.width
     return [_page_layout(page, runs.get(number, [])) for number, page in enumerate(parsed, start=first)]
 
 
@@ -181,18 +187,21 @@ def _structure_parse(output: str) -> list[_Page]:
     return pages
 
 
-def _runs_parse(output: str) -> dict[int, list[_Run]]:
-    """pdftohtml -xml's runs by page number, in points, each page's sorted by their middles.
+def _runs_parse(output: str) -> tuple[dict[int, list[_Run]], dict[int, tuple[float, float]]]:
+    """pdftohtml -xml's runs by page number, in points, each page's sorted by their middles,
+    and each page's size as shown (width, height: a turned page's turned).
 
     Font ids are numbered across the whole output; a page lists only the fonts it adds.
     """
     fonts: dict[str, Font] = {}
     runs: dict[int, list[_Run]] = {}
+    sizes: dict[int, tuple[float, float]] = {}
     page: list[_Run] = []
     scale = float(_FONTS_ZOOM)
     for match in _FONTS_ELEMENT.finditer(output):
         if match.group(1) is not None:
             page = runs.setdefault(int(match.group(1)), [])
+            sizes[int(match.group(1))] = (float(match.group(3)) / scale, float(match.group(2)) / scale)
             continue
         if match.group(4) is not None:
             fonts[match.group(4)] = font_read(html.unescape(match.group(6)), float(match.group(5)) / scale)
@@ -205,7 +214,7 @@ def _runs_parse(output: str) -> dict[int, list[_Run]]:
         page.append(_Run(left, top, left + width, top + height, font, text))
     for page_runs in runs.values():
         page_runs.sort(key=lambda run: run.middle)
-    return runs
+    return runs, sizes
 
 
 # --- Merging ---------------------------------------------------------------------------------

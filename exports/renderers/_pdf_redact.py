@@ -21,14 +21,14 @@ it is measured and dropped the same way.
 
 Widths come from the font dictionaries, read through pikepdf: a simple font's `/Widths`
 from `/FirstChar` (codes outside them: the descriptor's `/MissingWidth`), the 14 standard
-fonts' AFM metrics (reportlab's `_fontdata`, by the glyph names of the font's encoding and
+fonts' AFM metrics (reportlab's `pdfmetrics`, by the glyph names of the font's encoding and
 its `/Differences`) where such a font has no `/Widths`, a Type 3 font's widths through its
 `/FontMatrix`, and a composite (Type 0) font's `/W` and `/DW` with two-byte codes read as
 CIDs (`Identity-H`). Word spacing applies to the single-byte code 32, as in viewers.
 
 Form XObjects the page draws (`Do` of a `/Subtype /Form`) are followed with their
-`/Matrix` and the CTM at the call, nested ones too (to `FORM_DEPTH` levels), and their
-shows are measured and dropped the same way. A form is often shared (a header or a logo
+`/Matrix` and the CTM at the call, nested ones too (`FORM_DEPTH` levels deep, at most
+`FORM_WALKS` forms a page), and their shows are measured and dropped the same way. A form is often shared (a header or a logo
 drawn on every page): when text inside one is dropped, the page gets its own copy of the
 form, under a new name in the page's `/Resources` written into that `Do`, so other pages
 (and other draws of it on the same page) keep it whole; a form none of whose text is
@@ -60,6 +60,7 @@ from reportlab.pdfbase import pdfmetrics
 Matrix = tuple[float, float, float, float, float, float]
 IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 FORM_DEPTH = 8  # nested Form XObjects followed (a form that draws itself stops here)
+FORM_WALKS = 256  # forms walked on one page at most (forms drawing forms many times over)
 _SHOWS = frozenset({"Tj", "TJ", "'", '"'})
 _STREAM_KEYS = frozenset({"/Length", "/Filter", "/DecodeParms"})
 # Names the PDF reference gives for the standard fonts' families (Arial, Times New Roman).
@@ -323,7 +324,7 @@ class _TextState:
         for item in shown:
             if isinstance(item, (int, float, Decimal)):
                 total -= float(item) / 1000 * self.size
-            else:
+            elif isinstance(item, pikepdf.String):
                 advances, glyphs, spaced = self.font.measure(bytes(item))
                 total += advances * self.size + glyphs * self.char_spacing + spaced * self.word_spacing
         return total if self.font.vertical else total * self.scale
@@ -340,6 +341,7 @@ class _Walk:
     dropped: int = 0
     fonts: dict[tuple[int, int], _Font] = field(default_factory=dict)
     copies: dict[tuple[tuple[int, int], bytes], pikepdf.Object] = field(default_factory=dict)
+    forms_walked: int = 0
 
     def font(self, resources: pikepdf.Dictionary, name: Any) -> _Font:
         fonts = resources.get("/Font")
@@ -378,39 +380,44 @@ class _Walk:
                 kept.append(instruction)
                 continue
             operands, operator = instruction.operands, str(instruction.operator)
-            if operator == "q":
-                stack.append((ctm, replace(state)))
-            elif operator == "Q":
-                if stack:
-                    ctm, state = stack.pop()
-            elif operator == "cm" and len(operands) == 6:
-                ctm = multiply(_matrix(operands), ctm)
-            elif operator == "BT":
-                text_matrix = line_matrix = IDENTITY
-            elif operator == "Tm" and len(operands) == 6:
-                text_matrix = line_matrix = _matrix(operands)
-            elif operator in ("Td", "TD") and len(operands) == 2:
-                tx, ty = _numbers(operands)
-                if operator == "TD":
-                    state.leading = -ty
-                text_matrix = line_matrix = multiply(_translate(tx, ty), line_matrix)
-            elif operator == "Tf" and len(operands) == 2:
-                state.font, state.size = self.font(resources, operands[0]), float(operands[1])
-            elif operator in ("TL", "Tc", "Tw", "Tz", "Ts") and len(operands) == 1:
-                value = float(operands[0])
-                if operator == "TL":
-                    state.leading = value
-                elif operator == "Tc":
-                    state.char_spacing = value
-                elif operator == "Tw":
-                    state.word_spacing = value
-                elif operator == "Tz":
-                    state.scale = value / 100
-                else:
-                    state.rise = value
-            elif operator == '"' and len(operands) == 3:
-                state.word_spacing, state.char_spacing = float(operands[0]), float(operands[1])
-            elif operator == "Do" and len(operands) == 1:
+            try:
+                if operator == "q":
+                    stack.append((ctm, replace(state)))
+                elif operator == "Q":
+                    if stack:
+                        ctm, state = stack.pop()
+                elif operator == "cm" and len(operands) == 6:
+                    ctm = multiply(_matrix(operands), ctm)
+                elif operator == "BT":
+                    text_matrix = line_matrix = IDENTITY
+                elif operator == "Tm" and len(operands) == 6:
+                    text_matrix = line_matrix = _matrix(operands)
+                elif operator in ("Td", "TD") and len(operands) == 2:
+                    tx, ty = _numbers(operands)
+                    if operator == "TD":
+                        state.leading = -ty
+                    text_matrix = line_matrix = multiply(_translate(tx, ty), line_matrix)
+                elif operator == "Tf" and len(operands) == 2:
+                    state.font, state.size = self.font(resources, operands[0]), float(operands[1])
+                elif operator in ("TL", "Tc", "Tw", "Tz", "Ts") and len(operands) == 1:
+                    value = float(operands[0])
+                    if operator == "TL":
+                        state.leading = value
+                    elif operator == "Tc":
+                        state.char_spacing = value
+                    elif operator == "Tw":
+                        state.word_spacing = value
+                    elif operator == "Tz":
+                        state.scale = value / 100
+                    else:
+                        state.rise = value
+                elif operator == '"' and len(operands) == 3:
+                    state.word_spacing, state.char_spacing = float(operands[0]), float(operands[1])
+            except (TypeError, ValueError, ArithmeticError):
+                # Operands of the wrong kind (a damaged stream): the operator is kept, unread.
+                kept.append(instruction)
+                continue
+            if operator == "Do" and len(operands) == 1:
                 copy = self.form(resources, operands[0], ctm, state, depth)
                 if copy is not None:
                     name = _free_name(resources, added, str(operands[0]))
@@ -453,8 +460,11 @@ class _Walk:
         it is not a form, or none of its text is dropped (it stays shared)."""
         xobjects = resources.get("/XObject")
         form = xobjects.get(name) if isinstance(xobjects, pikepdf.Dictionary) else None
-        if not isinstance(form, pikepdf.Stream) or form.get("/Subtype") != pikepdf.Name.Form or depth >= FORM_DEPTH:
+        if not isinstance(form, pikepdf.Stream) or form.get("/Subtype") != pikepdf.Name.Form:
             return None
+        if depth >= FORM_DEPTH or self.forms_walked >= FORM_WALKS:
+            return None
+        self.forms_walked += 1
         matrix = form.get("/Matrix")
         at = multiply(_matrix(matrix), ctm) if isinstance(matrix, pikepdf.Array) and len(matrix) == 6 else ctm
         own = form.get("/Resources")

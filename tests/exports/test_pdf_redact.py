@@ -120,6 +120,27 @@ def test_a_show_goes_or_stays_whole_by_its_middle(tmp_path):
     assert removed(source, target, [Box(beta[1] - 1, 690, middle - 1.5, 720)]) == 0
 
 
+def test_operators_with_damaged_operands_are_kept_unread(tmp_path):
+    source = made(tmp_path / "line.pdf", one_line_two_shows)
+    before = {each[0]: each for each in words(source)}
+    with pikepdf.open(source, allow_overwriting_input=True) as pdf:
+        page = pdf.pages[0]
+        damaged = [
+            pikepdf.ContentStreamInstruction([pikepdf.String("wide")], pikepdf.Operator("Tz")),
+            pikepdf.ContentStreamInstruction([pikepdf.Array([pikepdf.Name.F1])], pikepdf.Operator("TJ")),
+        ]
+        stream = pikepdf.unparse_content_stream([*damaged, *pikepdf.parse_content_stream(page)])
+        page.Contents = pdf.make_stream(stream)
+        pdf.save(source)
+    target = tmp_path / "removed.pdf"
+
+    assert removed(source, target, [box_around(*(before[text] for text in ("gamma", "delta", "epsilon")))]) == 1
+
+    assert [each[0] for each in words(target)] == ["alpha", "beta"]
+    with pikepdf.open(target) as pdf:
+        assert pdf.pages[0].Contents.read_bytes().startswith(b"(wide) Tz")
+
+
 def test_invisible_text_is_removed_as_text(tmp_path):
     def draw(canvas: Canvas) -> None:
         canvas.setFont("Helvetica", 12)

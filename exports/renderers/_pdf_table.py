@@ -4,8 +4,8 @@ table translated cell by cell in its own grid.
 A table paragraph paired with a table block (`_pdf_align.table_paired`) whose grid is the
 table's (as many rows and columns; a header row the translation added to a table without
 one is left out) has each translatable cell's lines removed and the cell's translation set
-in its place: in its column's width, aligned as the column is, growing down at most to the
-next row. A cell is kept as it is when it is empty, holds numbers only, is set in a
+in its place: in its column's width, aligned as the column is, growing down at most to its
+row's lowest line. A cell is kept as it is when it is empty, holds numbers only, is set in a
 monospace font or translated as code, or its translation is its text. A table whose grid
 is not the translation's is kept whole, and logged: its cells cannot be told apart.
 """
@@ -22,7 +22,7 @@ from bookstructure.lines import LineRef, PageLine
 from bookstructure.paragraphs import Paragraph
 from bookstructure.tables import ALIGN, Cell, CellLine, Table, number_like
 from exports.blocks import Block, Run, cell_text
-from exports.renderers._pdf_fit import Region, font_of, size_of
+from exports.renderers._pdf_fit import Region, region_of
 
 logger = logging.getLogger(__name__)
 
@@ -52,10 +52,9 @@ def table_regions(
         )
         return [], []
     pieces = [[_pieces(cell, lines) for cell in row] for row in table.cells]
-    shares = _line_shares(table)
     spans = _column_spans(pieces, table.columns)
     aligns = [_column_align([part for row in pieces for part in row[column]]) for column in range(table.columns)]
-    limits = _row_limits(pieces)
+    limits = _row_bottoms(pieces)
     regions: list[Region] = []
     removed: list[PageLine] = []
     for row_index, row in enumerate(pieces):
@@ -67,21 +66,15 @@ def table_regions(
             bold = all(line.bold for line in own)
             runs = tuple(replace(run, bold=run.bold or bold) for run in cell)
             regions.append(
-                Region(
+                replace(
+                    region_of(own, [Block(kind="paragraph", runs=runs)]),
                     box=_cell_box(own, spans[column], aligns[column]),
-                    size=size_of(own),
-                    blocks=[Block(kind="paragraph", runs=runs)],
                     free_below=max(0.0, limits[row_index] - max(line.bottom for line in own)),
-                    font=font_of(own),
                     align=_STYLE_ALIGN[aligns[column]],
                     fixed=True,
                 )
             )
-            removed += [
-                _part(lines[part.ref], _cut(part, shares[part.ref]))
-                for part in table.cells[row_index][column]
-                if part.ref in lines
-            ]
+            removed += own
     return regions, removed
 
 
@@ -107,27 +100,6 @@ def _part(line: PageLine, part: CellLine) -> PageLine:
         return line
     width = line.x1 - line.x0
     return replace(line, x0=line.x0 + width * part.start, x1=line.x0 + width * part.end)
-
-
-def _line_shares(table: Table) -> dict[LineRef, list[tuple[float, float]]]:
-    """Each line's cells' shares, left to right (two or more: a line joined over cells)."""
-    shares: dict[LineRef, list[tuple[float, float]]] = {}
-    for row in table.cells:
-        for cell in row:
-            for part in cell:
-                shares.setdefault(part.ref, []).append((part.start, part.end))
-    return {ref: sorted(found) for ref, found in shares.items()}
-
-
-def _cut(part: CellLine, shares: Sequence[tuple[float, float]]) -> CellLine:
-    """The part of a line that goes with a cell's words when its text is removed: out to
-    halfway to the words of the cells beside it on the line, or to the line's ends (a
-    show of text is removed by where it starts, which the words' shares only estimate)."""
-    before = [end for start, end in shares if end <= part.start]
-    after = [start for start, end in shares if start >= part.end]
-    start = (max(before) + part.start) / 2 if before else 0.0
-    end = (part.end + min(after)) / 2 if after else 1.0
-    return replace(part, start=start, end=end)
 
 
 def _translatable(source: str, own: Sequence[PageLine], cell: tuple[Run, ...]) -> bool:
@@ -206,21 +178,8 @@ def _cell_box(own: Sequence[PageLine], span: tuple[float, float], align: str) ->
     return centre - half, top, centre + half, bottom
 
 
-def _row_limits(pieces: Sequence[Sequence[Sequence[PageLine]]]) -> list[float]:
-    """How far down each row's cells may grow: to a point short of the next row's first
-    line; the last row as far under its lowest line as the table's closest rows are apart."""
-    tops = [min((line.top for own in row for line in own), default=None) for row in pieces]
-    bottoms = [max((line.bottom for own in row for line in own), default=None) for row in pieces]
-    limits: list[float | None] = []
-    for index, bottom in enumerate(bottoms):
-        following = next((top for top in tops[index + 1 :] if top is not None), None)
-        limits.append(None if bottom is None or following is None else following - 1.0)
-    gaps = [
-        limit - bottom
-        for limit, bottom in zip(limits, bottoms, strict=True)
-        if limit is not None and bottom is not None
-    ]
-    closest = max(0.0, min(gaps, default=0.0))
-    return [
-        limit if limit is not None else (bottom or 0.0) + closest for limit, bottom in zip(limits, bottoms, strict=True)
-    ]
+def _row_bottoms(pieces: Sequence[Sequence[Sequence[PageLine]]]) -> list[float]:
+    """How far down each row's cells may grow: to the row's lowest line (the room another
+    cell's wrapped lines leave), never into the space between rows, where a ruled table
+    draws its rules."""
+    return [max((line.bottom for own in row for line in own), default=0.0) for row in pieces]

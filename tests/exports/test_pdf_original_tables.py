@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+from reportlab.lib import colors
+from reportlab.platypus import Paragraph, Spacer, TableStyle
 
 from bookstructure.lines import page_lines
 from bookstructure.tables import number_like, tables_find
@@ -27,7 +29,8 @@ from projects.models import Project
 from tests.exports.test_pdf_original import changed_outside_text, exported, pdfinfo_sizes, rendered, words_with_boxes
 from tests.projects.test_book_structure import _book as book_from_upload
 from tests.projects.test_processing import credit, run_worker
-from tests.support.corpus import debian_pdf, pdf_window
+from tests.projects.test_tables import _BODY, _OPTIONS, _PROSE, _pdf, _table
+from tests.support.corpus import debian_pdf, pdf_page_count, pdf_window
 from tests.support.openai_server import OpenAIServer, fake_translation
 
 pytestmark = [
@@ -67,11 +70,16 @@ def paper(tmp_path: Path) -> Path:
 def translated(user, auth_client, settings, paper):  # type: ignore[no-untyped-def]
     """The paper's pages translated by the stand-in (words spelled backwards): the project id."""
     credit(user, "50")
+    return upload_translated(auth_client, settings, paper)
+
+
+def upload_translated(client, settings, pdf: Path) -> str:  # type: ignore[no-untyped-def]
+    """`pdf` uploaded, normalized and translated by the stand-in: the project id."""
     with OpenAIServer() as server:
         settings.TRANSLATION_ENGINE = "vllm"
         settings.VLLM_BASE_URL, settings.VLLM_MODEL, settings.VLLM_API_KEY = server.url, server.model, ""
-        project_id = book_from_upload(auth_client, paper.read_bytes(), target="es")
-        assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+        project_id = book_from_upload(client, pdf.read_bytes(), target="es")
+        assert client.post(f"/v1/projects/{project_id}/process").status_code == 202
         run_worker()
     assert set(Project.objects.get(pk=project_id).pages.values_list("status", flat=True)) == {"Approved"}
     return project_id
@@ -81,7 +89,7 @@ def source_cells(pdf: Path) -> list[SourceCell]:
     """Every cell of every table the book structure finds in `pdf`, with its box (its
     lines, each cut to the cell's part) and its column's extent."""
     cells: list[SourceCell] = []
-    for number, layout in enumerate(pdf_layouts(pdf, first=1, last=LAST - FIRST + 1), start=1):
+    for number, layout in enumerate(pdf_layouts(pdf, first=1, last=pdf_page_count(pdf)), start=1):
         lines = {line.ref: line for line in page_lines(layout, page=0)}
         for table in tables_find(layout, page=0):
             boxes: list[list[Box]] = []
@@ -181,3 +189,42 @@ def test_a_table_translated_in_another_grid_keeps_its_source_text(translated, pa
     # The prose around the tables is translated all the same.
     text = " ".join(word for _, word, *_ in output_words)
     assert fake_translation("performance") in text
+
+
+def test_a_longer_translation_of_a_wrapped_cell_stays_in_its_cell(user, auth_client, settings, tmp_path):
+    """A ruled table whose middle column wraps (reportlab, as DocBook sets one), translated
+    with every word of its cells said twice: each cell's words are set in its own column,
+    above the next row, smaller where they must be; the rules stay."""
+    table = _table(_OPTIONS, widths=[50, 190, 60])
+    table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+    pdf = _pdf(tmp_path / "ruled.pdf", [Paragraph(_PROSE, _BODY), table, Spacer(1, 24)])
+    credit(user, "50")
+    book = book_for(project=Project.objects.get(pk=upload_translated(auth_client, settings, pdf)))
+
+    def twice(markdown: str) -> str:
+        return re.sub(
+            r"(?m)^\|.*\|$", lambda row: re.sub(r"[^\W\d_]{2,}", lambda word: f"{word[0]} {word[0]}", row[0]), markdown
+        )
+
+    def pages() -> Iterator[ExportPage]:
+        for page in book.pages():
+            yield replace(page, translation=twice(page.translation))
+
+    out = tmp_path / "out.pdf"
+    with out.open("wb") as file:
+        renderer_for("Pdf").render(replace(book, pages=pages), ExportOptions(layout="original"), file)
+
+    cells = source_cells(pdf)
+    assert sorted(cell.text for cell in cells) == sorted(text for row in _OPTIONS for text in row)
+    output_words = words_with_boxes(out)
+    rows = sorted({cell.box[1] for cell in cells})
+    for cell in cells:
+        if number_like(cell.text) or fake_translation(cell.text) == cell.text:
+            continue
+        below = next((top for top in rows if top > cell.box[1]), cell.box[3] + 6)
+        column = (cell.column[0] - 6, cell.box[1] - 2, cell.column[1] + 6, below)
+        wanted = twice(f"|{fake_translation(cell.text)}|").strip("|").split()
+        assert words_in(output_words, 1, column) == wanted, cell
+    sources, outputs = rendered(pdf, tmp_path, "source"), rendered(out, tmp_path, "output")
+    boxes = [tuple(box[:4]) for page, _, *box in words_with_boxes(pdf) + output_words if page == 1]
+    assert changed_outside_text(sources[0], outputs[0], boxes) < 0.002  # type: ignore[arg-type]

@@ -38,6 +38,7 @@ system_tools_ensure() {
   [ -e /usr/share/doc/libtasn1-doc/libtasn1.pdf ] || missing+=(libtasn1-doc)
   [ -e /usr/share/doc/nettle-dev/nettle.pdf.gz ] || missing+=(nettle-dev)
   [ -e /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf ] || missing+=(shared-mime-info)
+  [ -e /usr/share/doc/zlib1g-dev/crc-doc.1.0.pdf.gz ] || missing+=(zlib1g-dev)  # ruled tables (crc-doc)
   [ -e /usr/share/dict/words ] || missing+=(wamerican)
   # The fonts the Pdf export embeds (docs/exports-pdf-fonts.md).
   [ -e /usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf ] || missing+=(fonts-noto-core)

@@ -2,7 +2,7 @@
 
 The structure functions work on lines: each line of each block of a page, with its box,
 its text (its spans joined by one space, none before a glued span), its font size (the largest of its spans)
-and its font (the one most of its characters are set in).
+and its font (the one most of its prose is set in).
 A page without a layout (`{}`) has no lines.
 
 A monospace line keeps the runs of spaces inside it (a listing's aligned columns); other
@@ -52,7 +52,7 @@ class PageLine:
     bold: bool = False  # every span of the line is bold
     mono: bool = False  # the line is set in a monospace font (see the module's docstring)
     markdown: str = ""  # its text as Markdown: prose escaped, monospace runs as `code`
-    font: str = ""  # the font most of its characters are set in (no subset prefix); "" when unnamed
+    font: str = ""  # the font most of its prose is set in (no subset prefix; see _dominant_font); "" when unnamed
 
     @property
     def height(self) -> float:
@@ -142,9 +142,12 @@ def _mono(spans: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _dominant_font(spans: Sequence[Mapping[str, Any]]) -> str:
-    """The font name most of the spans' characters (spaces aside) are set in."""
+    """The font name most of the spans' characters (spaces aside) are set in: of its prose
+    when it has any (a name or an option set as code inside a sentence does not make the
+    sentence's font), else of its code."""
+    prose = [span for span in spans if not span.get("mono")]
     counts: Counter[str] = Counter()
-    for span in spans:
+    for span in prose or spans:
         counts[_SUBSET_PREFIX.sub("", str(span.get("font") or ""))] += len("".join(str(span.get("text", "")).split()))
     return counts.most_common(1)[0][0] if counts else ""
 

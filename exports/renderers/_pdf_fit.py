@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from reportlab.lib import colors
 from reportlab.pdfgen.canvas import Canvas
@@ -23,7 +24,8 @@ from exports.renderers._pdf_text import TextStyle, text_flowable
 SIZE_FLOOR = 0.6  # the translation's size steps down to this share of the source's
 SIZE_STEP = 0.25
 SIZE_MIN = 4.0  # past the floor (in the grown box): smaller still, down to this
-LEADING = 1.18
+LEADING = 1.18  # a region's line spacing (a share of its size) when its source's is not known
+LEADING_MAX = 1.6
 BOTTOM_MARGIN = 18.0  # a block grows down at most to this far above the page's bottom edge
 MARK_SIZE = 7.0
 MARK_COLOR = colors.HexColor("#8a1c1c")
@@ -33,14 +35,17 @@ _SPACE = re.compile(r"\s+")
 @dataclass
 class Region:
     """Where a translation is set: a box in layout space (points from the top-left), the
-    source's size, the blocks (or the text) set there, and the source's font (`font_of`:
-    the translation is set in the face metric-compatible with it; None: the script fonts)."""
+    source's size, the blocks (or the text) set there, the source's font (`font_of`: the
+    translation is set in the face metric-compatible with it; None: the script fonts),
+    and the source's line pitch and line height (`region_of`; 0: not known, LEADING)."""
 
     box: tuple[float, float, float, float]  # x0, top, x1, bottom
     size: float
     blocks: list[Block]
     free_below: float = 0.0
     font: SourceFont | None = None
+    leading: float = 0.0  # from one line's top to the next's, at `size`
+    line_height: float = 0.0  # a line's box (its ink, about 0.9 of the size)
     align: str = "start"  # TextStyle.align: a table cell is aligned as its column is
     fixed: bool = False  # a table's cell: its box and free space are its cell's, never merged or grown
 
@@ -75,6 +80,49 @@ def font_of(lines: Sequence[PageLine]) -> SourceFont | None:
         if font is not None:
             counts[font] += len("".join(line.text.split()))
     return counts.most_common(1)[0][0] if counts else None
+
+
+def pitch_of(lines: Sequence[PageLine]) -> float:
+    """The distance from one line's top to the next's: the median over the lines that
+    follow one another down a column (0.0 when there are none, a one-line paragraph)."""
+    steps = sorted(
+        after.top - before.top
+        for before, after in pairwise(lines)
+        if after.top >= before.bottom - 0.5 and after.top - before.top < 2 * max(before.height, after.height)
+    )
+    return steps[len(steps) // 2] if steps else 0.0
+
+
+def region_of(lines: Sequence[PageLine], blocks: list[Block]) -> Region:
+    """The region of a paragraph's lines (or of several paragraphs'): their box, and the
+    source's size, font, line pitch and line height."""
+    heights = sorted(line.height for line in lines)
+    return Region(
+        box=union(lines),
+        size=size_of(lines),
+        blocks=blocks,
+        font=font_of(lines),
+        leading=pitch_of(lines),
+        line_height=heights[len(heights) // 2],
+    )
+
+
+def _leading(region: Region) -> float:
+    """The line spacing to set the region with, as a share of the size: the source's
+    (between 1.0 and LEADING_MAX of its size), else LEADING."""
+    if region.leading <= 0 or region.size <= 0:
+        return LEADING
+    return min(max(region.leading / region.size, 1.0), LEADING_MAX)
+
+
+def _lead_in(region: Region) -> float:
+    """The room a region's text starts above its box: the gap between two of the source's
+    lines (a line set at the source's pitch takes its box and that gap, and reportlab
+    puts the first baseline a whole size below the top, where the source's lies about
+    0.7 of it below its box's top). 0.0 when the line height is not known."""
+    if region.line_height <= 0:
+        return 0.0
+    return max(0.0, region.size * _leading(region) - region.line_height)
 
 
 def merged(regions: Sequence[Region]) -> list[Region]:
@@ -130,7 +178,9 @@ def free_below(region: Region, lines: Sequence[PageLine], page_bottom: float) ->
 
 
 def _flowables(region: Region, size: float, book: ExportBook) -> list[Flowable]:
-    style = TextStyle(size=size, leading=size * LEADING, space_after=size * 0.4, source=region.font, align=region.align)
+    style = TextStyle(
+        size=size, leading=size * _leading(region), space_after=size * 0.4, source=region.font, align=region.align
+    )
     made: list[Flowable] = []
     for block in region.blocks:
         runs: Sequence[Run] = block.runs
@@ -168,7 +218,8 @@ def fitted(region: Region, book: ExportBook) -> tuple[list[Flowable], float]:
     squared) and halves from there."""
     x0, top, x1, bottom = region.box
     width = max(x1 - x0, 20.0)
-    heights = (bottom - top + 2.0, bottom - top + 2.0 + region.free_below)
+    box_height = bottom - top + 2.0 + _lead_in(region)
+    heights = (box_height, box_height + region.free_below)
     floors = (region.size * SIZE_FLOOR, SIZE_MIN)
     set_at: dict[float, tuple[list[Flowable], float]] = {}
 
@@ -237,7 +288,7 @@ def region_draw(
     flowables, _ = fitted(region, book)
     x0, top, x1, _ = region.box
     width = max(x1 - x0, 20.0)
-    left, y = to_pdf(x0, top)
+    left, y = to_pdf(x0, top - _lead_in(region))
     for flowable in flowables:
         _, height = flowable.wrap(width, 10_000)
         y -= height

@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import pikepdf
 import pytest
 
 from exports.book import ExportOptions, ExportPage
@@ -149,6 +151,52 @@ def test_a_times_and_helvetica_book_is_set_in_the_liberation_faces(auth_client, 
     assert not any(name.startswith(("Noto", "DejaVu")) for name in added), added
     text = " ".join(word for _, word, *_ in words_with_boxes(out))
     assert fake_translation("Basic Options") in text
+
+
+def font_sizes(pdf: Path) -> Counter[tuple[str, float]]:
+    """How often each (font, size) is selected (`Tf`) in the pages' content and the forms
+    they draw (the original-layout Pdf's overlays), the font without its subset prefix."""
+    found: Counter[tuple[str, float]] = Counter()
+
+    def read(content: pikepdf.Object) -> None:
+        resources = content.get("/Resources", pikepdf.Dictionary())
+        fonts = {str(key): str(value.get("/BaseFont")) for key, value in resources.get("/Font", {}).items()}
+        for operands, operator in pikepdf.parse_content_stream(content):
+            if str(operator) == "Tf":
+                found[(fonts.get(str(operands[0]), "").split("+")[-1].lstrip("/"), round(float(operands[1]), 1))] += 1
+            elif str(operator) == "Do":
+                drawn = resources["/XObject"][str(operands[0])]
+                if drawn.get("/Subtype") == "/Form":
+                    read(drawn)
+
+    with pikepdf.open(pdf) as opened:
+        for page in opened.pages:
+            read(page.obj)
+    return found
+
+
+@needs_poppler
+@pytest.mark.django_db
+def test_a_translation_as_long_as_its_source_is_set_at_the_source_size(
+    local_storage, user, auth_client, settings, valgrind, tmp_path
+):
+    """The echo engine's "translation" is the source text: in the metric-compatible faces,
+    at the source's line spacing, it fits each paragraph's box at the source's size."""
+    settings.TRANSLATION_ENGINE = "echo"
+    settings.TRANSLATION_ENGINE_OPTIONS = {}
+    credit(user, "50")
+    project_id = book_from_upload(auth_client, valgrind.read_bytes(), target="es")
+    assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
+    run_worker()
+    _, content = exported(auth_client, project_id, layout="original")
+    out = tmp_path / "out.pdf"
+    out.write_bytes(content)
+
+    source_sizes = {size for _, size in font_sizes(valgrind)}
+    set_in = Counter({key: count for key, count in font_sizes(out).items() if key[0].startswith("Liberation")})
+    at_source_size = sum(count for (_, size), count in set_in.items() if size in source_sizes)
+    assert set_in.total() > 50
+    assert at_source_size / set_in.total() > 0.9, set_in
 
 
 @needs_poppler

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,17 @@ INK_LEVEL = 128  # of the contrasted image: darker is ink (a stroke's width is m
 BOLD_STROKE = 1.4  # strokes this many times the body's: bold (measured: bold 1.5-1.65, body 1)
 BOLD_MIN_LINES = 5
 
+# A listing (docs/book-structure.md, "Code on a scan"): a run of lines whose words' ink is as
+# wide as their characters say, at one pitch. Measured on Debian manuals' scanned pages.
+INK_REACH = 0.25  # of a word's height: how far past Tesseract's box its ink is looked for
+MONO_RUN_WORDS = 10  # words of two characters or more a run needs before its widths can tell
+MONO_RUN_CHARS = 40
+MONO_MEDIAN_CELLS = 0.12  # half the run's words this close (in character cells) to the fit
+MONO_Q80_CELLS = 0.3  # four in five this close
+MONO_LINE_CELLS = 0.2  # and each line's median word (a line of two words or more)
+MONO_BEARINGS = (-0.3, 0.8)  # cells a word's ink may fall short of its characters' (side bearings)
+MONO_FIT_SHARE = 0.8  # the words the pitch is refitted on: the rest may be misread
+
 
 @dataclass(frozen=True)
 class OcrWord:
@@ -84,6 +96,17 @@ class OcrWord:
     block: int
     paragraph: int
     line: int
+
+
+@dataclass(frozen=True)
+class _InkWord:
+    chars: int
+    left: float  # its ink's left and right edges, pixels
+    right: float
+
+    @property
+    def width(self) -> float:
+        return self.right - self.left
 
 
 @dataclass(frozen=True)
@@ -321,7 +344,7 @@ def page_read(image: bytes, *, command: Sequence[str], language: str | None, run
             if _mean_confidence(retried) > _mean_confidence(words):
                 prepared, words = again, retried
     return OcrReading(
-        markdown=words_markdown(words, language=language),
+        markdown=words_markdown(words, language=language, image=prepared.image),
         # How the words' pixels lie on the scan: the original-layout Pdf maps them back.
         layout={**words_layout(words, image=prepared.image), "rotation": prepared.rotation, "skew": prepared.skew},
         warnings=reading_warnings(words, prepared=prepared),
@@ -355,40 +378,202 @@ def _box(boxes: Iterable[tuple[int, int, int, int]]) -> list[float]:
     return [float(min(lefts)), float(min(tops)), float(max(rights)), float(max(bottoms))]
 
 
-def words_markdown(words: Sequence[OcrWord], *, language: str | None) -> str:
+# --- Listings ----------------------------------------------------------------------------
+
+
+def _ink_words(line: Sequence[OcrWord], ink: Image.Image) -> list[_InkWord]:
+    """The line's words with their ink's edges: Tesseract's boxes on a scan are the
+    recogniser's guess, as wide per character whatever the letters (`will` and `come` both
+    38 pixels on the FAQ's degraded scan, 32 and 45 in ink), so the ink is looked for
+    within INK_REACH of the word's height past its box, short of its neighbours'."""
+    found = []
+    for index, word in enumerate(line):
+        left, top, right, bottom = word.box
+        reach = round(INK_REACH * (bottom - top))
+        start = max(left - reach, line[index - 1].box[2] + 1 if index else 0)
+        end = min(right + reach, line[index + 1].box[0] - 1 if index + 1 < len(line) else ink.width)
+        edges = ink.crop((start, top, max(end, start + 1), bottom)).getbbox()
+        ink_left, ink_right = (start + edges[0], start + edges[2]) if edges else (left, right)
+        found.append(_InkWord(chars=len(word.text), left=float(ink_left), right=float(ink_right)))
+    return found
+
+
+def _line_fit(points: Sequence[tuple[int, float]]) -> tuple[float, float] | None:
+    """Least squares: width = pitch * characters + offset; None when it does not rise."""
+    count = len(points)
+    mean_x = sum(x for x, _ in points) / count
+    mean_y = sum(y for _, y in points) / count
+    spread = sum((x - mean_x) ** 2 for x, _ in points)
+    if not spread:
+        return None
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / spread
+    return (slope, mean_y - slope * mean_x) if slope > 0 else None
+
+
+def _cells_off(points: Sequence[tuple[int, float]], fit: tuple[float, float]) -> list[float]:
+    """How far each word's width is from the fit, in character cells, smallest first."""
+    pitch, offset = fit
+    return sorted(abs(width - (pitch * chars + offset)) / pitch for chars, width in points)
+
+
+def _run_pitch(run: Sequence[Sequence[_InkWord]]) -> float | None:
+    """The pitch (pixels a character) of a run of lines set in a monospace font, None when
+    its words do not say so. In a monospace font every character takes one cell, so a
+    word's ink is its characters' cells less the side bearings of its first and last
+    glyph, a fraction of a cell whatever the letters; in a proportional font `ill` and
+    `mmm` differ by half. The widths are fitted against the characters (refitted on the
+    MONO_FIT_SHARE closest, a misread word aside) and the run is monospace when its words,
+    and each line's, lie within a fraction of a cell of the fit."""
+    points = [(word.chars, word.width) for line in run for word in line if word.chars >= 2]
+    if len(points) < MONO_RUN_WORDS or sum(chars for chars, _ in points) < MONO_RUN_CHARS:
+        return None
+    fit = _line_fit(points)
+    if fit is None:
+        return None
+    closest = sorted(points, key=lambda point: abs(point[1] - (fit[0] * point[0] + fit[1])))
+    fit = _line_fit(closest[: max(3, int(len(closest) * MONO_FIT_SHARE))]) or fit
+    pitch, offset = fit
+    off = _cells_off(points, fit)
+    if off[len(off) // 2] > MONO_MEDIAN_CELLS or off[int(len(off) * 0.8)] > MONO_Q80_CELLS:
+        return None
+    if not MONO_BEARINGS[0] <= -offset / pitch <= MONO_BEARINGS[1]:
+        return None
+    for line in run:
+        own = [(word.chars, word.width) for word in line if word.chars >= 2]
+        if len(own) >= 2 and _cells_off(own, fit)[len(own) // 2] > MONO_LINE_CELLS:
+            return None
+    return pitch
+
+
+def _line_alone(line: Sequence[_InkWord]) -> bool:
+    """Whether a line may belong to a listing, by its own words (three or more of two
+    characters fitted alone; a shorter line may)."""
+    own = [(word.chars, word.width) for word in line if word.chars >= 2]
+    if len(own) < 3:
+        return True
+    fit = _line_fit(own)
+    return fit is not None and _cells_off(own, fit)[len(own) // 2] <= MONO_LINE_CELLS
+
+
+def _listings(lines: Sequence[Sequence[_InkWord]]) -> list[float | None]:
+    """Each line's pitch where it belongs to a listing, else None. Lines whose own words
+    rule it out part the block; in each stretch between them the longest run of
+    consecutive lines that `_run_pitch` finds monospace is a listing, then the longest in
+    what is left above and below it, and so on (a listing under the sentence that
+    introduces it, in one Tesseract block)."""
+    pitches: list[float | None] = [None] * len(lines)
+    spans = []
+    for possible, group in groupby(range(len(lines)), key=lambda index: _line_alone(lines[index])):
+        indexes = list(group)
+        if possible:
+            spans.append((indexes[0], indexes[-1] + 1))
+    while spans:
+        low, high = spans.pop()
+        found = None
+        for length in range(high - low, 0, -1):
+            for start in range(low, high - length + 1):
+                pitch = _run_pitch(lines[start : start + length])
+                if pitch is not None:
+                    found = (start, start + length, pitch)
+                    break
+            if found:
+                break
+        if found:
+            start, end, pitch = found
+            pitches[start:end] = [pitch] * (end - start)
+            spans += [(low, start), (end, high)]
+    return pitches
+
+
+def _mono_pitches(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None) -> list[float | None]:
+    """Each line's character pitch where it is a line of a listing, else None (all None
+    without the image: the ink tells, not Tesseract's boxes). A line alone says little, so
+    listings are looked for in each Tesseract block's lines together."""
+    if image is None or not lines:
+        return [None] * len(lines)
+    ink = image.point(lambda value: 255 if value < INK_LEVEL else 0)
+    inked = [_ink_words(line, ink) for line in lines]
+    pitches: list[float | None] = []
+    for _, group in groupby(range(len(lines)), key=lambda index: lines[index][0].block):
+        indexes = list(group)
+        pitches += _listings([inked[index] for index in indexes])
+    return pitches
+
+
+def _cells_text(line: Sequence[OcrWord], pitch: float, *, left: float) -> str:
+    """A listing's line as set: each word at its column (its box's left edge from `left`,
+    in cells of `pitch`), one space at least between words."""
+    text = ""
+    for word in line:
+        column = max(0, round((word.box[0] - left) / pitch))
+        text = text.ljust(column) if len(text) < column else (text + " " if text else text)
+        text += word.text
+    return text
+
+
+def _fenced(lines: Sequence[Sequence[OcrWord]], pitch: float) -> str:
+    """A listing's lines as a fenced code block, indented as on the page."""
+    left = min(line[0].box[0] for line in lines)
+    body = "\n".join(_cells_text(line, pitch, left=left) for line in lines)
+    longest = max((len(run) for run in re.findall("`{3,}", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{body}\n{fence}"
+
+
+def words_markdown(words: Sequence[OcrWord], *, language: str | None, image: Image.Image | None = None) -> str:
     """One Markdown paragraph per Tesseract paragraph, its lines joined with a space and a
     word hyphenated at a line end rejoined where `hyphenation_resolve` says so (the page's
-    own words are its vocabulary), paragraphs a blank line apart."""
-    lines = [" ".join(word.text for word in line) for line in _lines(words)]
-    vocabulary = vocabulary_collect(lines)
+    own words are its vocabulary), paragraphs a blank line apart. With the `image` the
+    words were read from, a listing's lines (`_mono_pitches`) are a fenced code block,
+    indented as set, which no engine translates."""
+    lines = _lines(words)
+    vocabulary = vocabulary_collect([" ".join(word.text for word in line) for line in lines])
     known = word_list(language) if language else frozenset()
+    pitches = _mono_pitches(lines, image)
     paragraphs = []
-    for _, paragraph in groupby(_lines(words), key=lambda line: (line[0].block, line[0].paragraph)):
-        texts = [" ".join(word.text for word in line) for line in paragraph]
+    # A listing is one block however Tesseract parted its lines into paragraphs.
+    for (_, _, pitch), run in groupby(
+        zip(lines, pitches, strict=True),
+        key=lambda pair: (pair[0][0].block, pair[0][0].paragraph if pair[1] is None else -1, pair[1]),
+    ):
+        run_lines = [line for line, _ in run]
+        if pitch is not None:
+            paragraphs.append(_fenced(run_lines, pitch))
+            continue
+        texts = [" ".join(word.text for word in line) for line in run_lines]
         joined = lines_join(texts, vocabulary=vocabulary, words=known)
         paragraphs.append(block_start_escape(markdown_escape(joined)))
     return "\n\n".join(paragraphs)
 
 
-def _spans(line: Sequence[OcrWord], *, bold: bool) -> list[dict[str, Any]]:
+def _spans(
+    line: Sequence[OcrWord], *, bold: bool, pitch: float | None = None, left: float = 0.0
+) -> list[dict[str, Any]]:
     """A line's words as spans: runs of confident words, each unsure word on its own, each
-    with its mean confidence."""
-    spans = []
-    for unsure, run in groupby(line, key=lambda word: word.conf < LOW_WORD_CONFIDENCE):
-        group = list(run)
-        for part in [[word] for word in group] if unsure else [group]:
-            spans.append(
-                {
-                    "text": " ".join(word.text for word in part),
-                    "font": "",
-                    "size": float(max(word.box[3] - word.box[1] for word in part)),
-                    "bold": bold,
-                    "italic": False,
-                    "mono": False,
-                    "conf": round(statistics.fmean(word.conf for word in part), 1),
-                }
-            )
-    return spans
+    with its mean confidence. A listing's line (its `pitch` given) is one monospace span,
+    its words at their columns from the listing's `left` edge, so the spaces between them
+    keep its alignment."""
+    if pitch is not None:
+        text = _cells_text(line, pitch, left=left).strip()
+        groups: list[tuple[str, list[OcrWord]]] = [(text, list(line))]
+    else:
+        groups = []
+        for unsure, run in groupby(line, key=lambda word: word.conf < LOW_WORD_CONFIDENCE):
+            group = list(run)
+            for part in [[word] for word in group] if unsure else [group]:
+                groups.append((" ".join(word.text for word in part), part))
+    return [
+        {
+            "text": text,
+            "font": "",
+            "size": float(max(word.box[3] - word.box[1] for word in part)),
+            "bold": bold,
+            "italic": False,
+            "mono": pitch is not None,
+            "conf": round(statistics.fmean(word.conf for word in part), 1),
+        }
+        for text, part in groups
+    ]
 
 
 def _strokes(lines: Sequence[Sequence[OcrWord]], image: Image.Image) -> list[float]:
@@ -415,17 +600,20 @@ def _bold_lines(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None) -
     return [body > 0 and width >= BOLD_STROKE * body for width in widths]
 
 
-def _paragraphs(lines: Sequence[list[OcrWord]], bold: Sequence[bool]) -> list[list[tuple[list[OcrWord], bool]]]:
-    """The lines (with whether each is bold) in Tesseract's paragraphs, a paragraph parted
-    where its lines turn from bold to regular or back: a bold heading Tesseract ran into
-    the paragraph under it is a paragraph of its own."""
-    paragraphs: list[list[tuple[list[OcrWord], bool]]] = []
-    previous: tuple[int, int, bool] | None = None
-    for line, heavy in zip(lines, bold, strict=True):
-        key = (line[0].block, line[0].paragraph, heavy)
+def _paragraphs(
+    lines: Sequence[list[OcrWord]], bold: Sequence[bool], pitches: Sequence[float | None]
+) -> list[list[tuple[list[OcrWord], bool, float | None]]]:
+    """The lines (with whether each is bold, and its pitch where it is a listing's) in
+    Tesseract's paragraphs, a paragraph parted where its lines turn from bold to regular or
+    back, or into a listing or out of one: a bold heading Tesseract ran into the paragraph
+    under it is a paragraph of its own, and so is the listing a sentence introduces."""
+    paragraphs: list[list[tuple[list[OcrWord], bool, float | None]]] = []
+    previous: tuple[int, int, bool, float | None] | None = None
+    for line, heavy, pitch in zip(lines, bold, pitches, strict=True):
+        key = (line[0].block, line[0].paragraph, heavy, pitch)
         if key != previous:
             paragraphs.append([])
-        paragraphs[-1].append((line, heavy))
+        paragraphs[-1].append((line, heavy, pitch))
         previous = key
     return paragraphs
 
@@ -451,13 +639,15 @@ def words_layout(words: Sequence[OcrWord], *, image: Image.Image | None = None) 
     blocks = []
     all_lines = _lines(words)
     bold = _bold_lines(all_lines, image)
+    pitches = _mono_pitches(all_lines, image)
     page_size = (
         statistics.median(max(word.box[3] for word in line) - min(word.box[1] for word in line) for line in all_lines)
         if all_lines
         else 0
     )
-    for paragraph in _paragraphs(all_lines, bold):
-        lines = [line for line, _ in paragraph]
+    for paragraph in _paragraphs(all_lines, bold, pitches):
+        lines = [line for line, _, _ in paragraph]
+        left = min(line[0].box[0] for line in lines)
         boxes = [_box(word.box for word in line) for line in lines]
         size = float(statistics.median(bottom - top for _, top, _, bottom in boxes))
         if abs(size - page_size) <= BODY_SIZE_SPREAD * page_size or (
@@ -468,8 +658,11 @@ def words_layout(words: Sequence[OcrWord], *, image: Image.Image | None = None) 
             {
                 "bbox": _box((int(left), int(top), int(right), int(bottom)) for left, top, right, bottom in boxes),
                 "lines": [
-                    {"bbox": box, "spans": [{**span, "size": size} for span in _spans(line, bold=heavy)]}
-                    for box, (line, heavy) in zip(boxes, paragraph, strict=True)
+                    {
+                        "bbox": box,
+                        "spans": [{**span, "size": size} for span in _spans(line, bold=heavy, pitch=pitch, left=left)],
+                    }
+                    for box, (line, heavy, pitch) in zip(boxes, paragraph, strict=True)
                 ],
             }
         )

@@ -50,7 +50,7 @@ def _squeezed(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_a_scanned_listing_is_marked_monospace_and_fenced_and_its_prose_is_not(listing):
+def test_a_scanned_listing_is_marked_monospace_and_fenced_and_its_prose_is_not(listing: OcrReading) -> None:
     reading = listing
     lines = _lines(reading)
 
@@ -76,7 +76,7 @@ def test_a_scanned_listing_is_marked_monospace_and_fenced_and_its_prose_is_not(l
     assert "Returns data which was read" in reading.markdown
 
 
-def test_the_book_structure_makes_a_scanned_listing_a_code_block(listing):
+def test_the_book_structure_makes_a_scanned_listing_a_code_block(listing: OcrReading) -> None:
     (body,) = pages_structure(
         [listing.layout], first_index=1, start=1, ready_through=1, carried_in={}, words=frozenset()
     )
@@ -87,7 +87,7 @@ def test_the_book_structure_makes_a_scanned_listing_a_code_block(listing):
     assert not any("Returns data which was read" in block for block in blocks)
 
 
-def test_a_scanned_page_of_prose_has_no_line_marked_monospace():
+def test_a_scanned_page_of_prose_has_no_line_marked_monospace() -> None:
     reading = _scanned_page("debian-faq", 11)  # 550 words of prose, URLs in a monospace font
 
     assert not any(is_mono for _, is_mono in _lines(reading))

@@ -427,11 +427,11 @@ def _run_pitch(run: Sequence[Sequence[_InkWord]]) -> float | None:
     points = [(word.chars, word.width) for line in run for word in line if word.chars >= 2]
     if len(points) < MONO_RUN_WORDS or sum(chars for chars, _ in points) < MONO_RUN_CHARS:
         return None
-    fit = _line_fit(points)
-    if fit is None:
+    first = _line_fit(points)
+    if first is None:
         return None
-    closest = sorted(points, key=lambda point: abs(point[1] - (fit[0] * point[0] + fit[1])))
-    fit = _line_fit(closest[: max(3, int(len(closest) * MONO_FIT_SHARE))]) or fit
+    closest = sorted(points, key=lambda point: abs(point[1] - (first[0] * point[0] + first[1])))
+    fit = _line_fit(closest[: max(3, int(len(closest) * MONO_FIT_SHARE))]) or first
     pitch, offset = fit
     off = _cells_off(points, fit)
     if off[len(off) // 2] > MONO_MEDIAN_CELLS or off[int(len(off) * 0.8)] > MONO_Q80_CELLS:

@@ -2,7 +2,7 @@
 
 The original-layout Pdf is measured on its own book: the Valgrind manual repeated to
 1,000 pages, each page's layout and body as normalize stores them, translated by spelling
-every word backwards (`_original_folder`).
+every word backwards (`tests.exports.original_books`).
 
 The book: 1,000 pages of the renderers' English sample (a chapter heading, a paragraph with
 emphasis, a list and a paragraph) followed by six paragraphs of varied prose, about 1,800
@@ -83,114 +83,11 @@ def _page_images(pages: int) -> None:
             default_storage.save(page.image_key, ContentFile(png))
 
 
-def _original_folder(pages: int) -> Path:
-    """The original-layout book of `pages` pages, made once into a temporary folder:
-    `book.pdf`, the Valgrind manual (a Debian package's PDF) repeated to `pages` pages, and
-    `pages.jsonl`, each page as normalize stores it (its layout, furniture and carried
-    lines, from `pdf_layouts` and `pages_structure`) with its translation (its body's
-    Markdown with every word spelled backwards, as the OpenAI stand-in translates)."""
-    import pikepdf
-
-    from bookstructure.book import pages_structure
-    from bookstructure.words import word_list
-    from projects.intake.layout import pdf_layouts
-    from tests.support.corpus import debian_pdf
-    from tests.support.openai_server import fake_translation
-
-    folder = Path(tempfile.gettempdir()) / f"bt-bench-original-{pages}"
-    if (folder / "pages.jsonl").exists():
-        return folder
-    folder.mkdir(parents=True, exist_ok=True)
-    with pikepdf.open(debian_pdf("valgrind")) as manual, pikepdf.new() as book:
-        while len(book.pages) < pages:
-            for page in manual.pages[: pages - len(book.pages)]:
-                book.pages.append(page)
-        book.save(folder / "book.pdf")
-    layouts: list[dict[str, object]] = []
-    for first in range(1, pages + 1, 50):
-        layouts += pdf_layouts(folder / "book.pdf", first=first, last=min(pages, first + 49))
-    bodies = pages_structure(layouts, first_index=1, start=1, ready_through=pages, carried_in={}, words=word_list("en"))
-    carried = {each.page: each for body in bodies for each in body.carries_into}
-    with (folder / "pages.part").open("w") as out:
-        for body, layout in zip(bodies, layouts, strict=False):
-            taken = carried.get(body.index)
-            row = {
-                "index": body.index,
-                "layout": layout,
-                "furniture": list(body.furniture),
-                "carried_from": taken.origin if taken else None,
-                "carried_lines": list(taken.lines) if taken else [],
-                "translation": fake_translation(body.markdown),
-            }
-            out.write(json.dumps(row) + "\n")
-    (folder / "pages.part").replace(folder / "pages.jsonl")
-    return folder
-
-
-def _original_book(pages: int):  # type: ignore[no-untyped-def]
-    """The book of `_original_folder(pages)`, its pages and layouts read from the file
-    line by line as the renderer asks (as book_for reads them from the database)."""
-    from contextlib import nullcontext
-
-    from exports.book import BookSource, ExportPage, PageLayout
-
-    folder = _original_folder(pages)
-    rows = folder / "pages.jsonl"
-    offsets = []
-    with rows.open("rb") as lines:
-        while True:
-            offsets.append(lines.tell())
-            if not lines.readline():
-                offsets.pop()
-                break
-
-    def read(first: int, last: int):  # type: ignore[no-untyped-def]
-        with rows.open("rb") as lines:
-            for index in range(max(first, 1), min(last, len(offsets)) + 1):
-                lines.seek(offsets[index - 1])
-                yield json.loads(lines.readline())
-
-    def page_iter():  # type: ignore[no-untyped-def]
-        for row in read(1, len(offsets)):
-            translation = row["translation"]
-            yield ExportPage(
-                index=row["index"],
-                translated=bool(translation.strip()),
-                translation=translation,
-                source_text="",
-                failed=False,
-                failure_reason="",
-                image_key="",
-                blank=not translation.strip(),
-            )
-
-    def layouts(first: int, last: int) -> list[PageLayout]:
-        return [
-            PageLayout(
-                index=row["index"],
-                layout=row["layout"],
-                carried_from=row["carried_from"],
-                carried_lines=tuple((block, line) for block, line in row["carried_lines"]),
-                furniture=tuple(row["furniture"]),
-            )
-            for row in read(first, last)
-        ]
-
-    book = _book(2)
-    from dataclasses import replace
-
-    return replace(
-        book,
-        page_count=len(offsets),
-        pages=page_iter,
-        source=BookSource(pdf=lambda: nullcontext(folder / "book.pdf"), layouts=layouts),
-    )
-
-
 def render_child(export_format: str, pages: int) -> dict[str, float]:
     """In the child process: warm up on a two-page book, then render `pages` pages and read
     the process's peak RSS (KiB on Linux)."""
     from exports.book import ExportOptions
+    from tests.exports.original_books import original_book
 
     def render(book, out) -> None:  # type: ignore[no-untyped-def]
         if export_format == ORIGINAL:
@@ -208,7 +105,7 @@ def render_child(export_format: str, pages: int) -> dict[str, float]:
 
             renderer_for(export_format).render(book, ExportOptions(), out)
 
-    make = _original_book if export_format == ORIGINAL else _book
+    make = original_book if export_format == ORIGINAL else _book
     with tempfile.TemporaryFile() as out:
         render(make(2), out)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -232,8 +129,8 @@ print(json.dumps(render_child(sys.argv[1], int(sys.argv[2]))))
 _FOLDER_CHILD = """
 import django, sys
 django.setup()
-from bench.bench_exports import _original_folder
-_original_folder(int(sys.argv[1]))
+from tests.exports.original_books import original_folder
+original_folder(int(sys.argv[1]))
 """
 
 

@@ -118,7 +118,7 @@ def _leading(region: Region) -> float:
 def _lead_in(region: Region) -> float:
     """The room a region's text starts above its box: the gap between two of the source's
     lines (a line set at the source's pitch takes its box and that gap, and reportlab
-    puts the first baseline a whole size below the top, where the source's lies about
+    puts the first baseline about a size below the top, where the source's lies about
     0.7 of it below its box's top). 0.0 when the line height is not known."""
     if region.line_height <= 0:
         return 0.0

@@ -15,7 +15,8 @@ stays a line of its listing.
 from __future__ import annotations
 
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,6 +25,8 @@ from core.markdown import code_span, markdown_escape
 
 Layout = Mapping[str, Any]
 
+# Layouts whose lines are kept (`page_lines`): a window of pages and its neighbours.
+RECENT_LAYOUTS = 64
 # A listing's line may hold this share of its characters in another font and stay code.
 MONO_SHARE_MIN = 0.9
 _SUBSET_PREFIX = re.compile(r"^[A-Z]{6}\+")
@@ -102,8 +105,36 @@ def spans_markdown(spans: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
+_recent: OrderedDict[int, tuple[Layout, list[PageLine]]] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
 def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
-    """The lines of one page in the layout's reading order (blocks, then lines in a block)."""
+    """The lines of one page in the layout's reading order (blocks, then lines in a block),
+    each `LineRef` on page `page`.
+
+    The structure functions read each page of a window several times (its body size, its
+    furniture, its paragraphs, its tables) and windows overlap, so the lines of the
+    RECENT_LAYOUTS layouts read last are kept, by the layout object itself (held with them,
+    so its identity cannot pass to another): a layout must not be changed once read."""
+    with _recent_lock:
+        kept = _recent.get(id(layout))
+        if kept is not None and kept[0] is layout:
+            _recent.move_to_end(id(layout))
+    if kept is not None and kept[0] is layout:
+        lines = kept[1]
+    else:
+        lines = _lines_read(layout)
+        with _recent_lock:
+            _recent[id(layout)] = (layout, lines)
+            while len(_recent) > RECENT_LAYOUTS:
+                _recent.popitem(last=False)
+    return [replace(line, ref=LineRef(page=page, block=line.ref.block, line=line.ref.line)) for line in lines]
+
+
+def _lines_read(layout: Layout) -> list[PageLine]:
+    """The page's lines, on page 0."""
+    page = 0
     lines: list[PageLine] = []
     for block_index, block in enumerate(layout.get("blocks") or []):
         block_lines: list[tuple[PageLine, float]] = []

@@ -45,7 +45,10 @@ def aligned(page: ExportPage, text: PageText) -> Groups | None:
     paragraphs = list(text.paragraphs)
     if not blocks or not paragraphs:
         return None
-    ratio = sum(len(block.text) + 1 for block in blocks) / sum(len(paragraph.text) + 1 for paragraph in paragraphs)
+    # Each side's lengths and kinds once (a block's text is joined from its runs).
+    source = [(len(paragraph.text) + 1, _kind_of(paragraph)) for paragraph in paragraphs]
+    target = [(len(block.text) + 1, _KINDS.get(block.kind, "paragraph")) for block in blocks]
+    ratio = sum(length for length, _ in target) / sum(length for length, _ in source)
     count, total = len(paragraphs), len(blocks)
     cost = [[math.inf] * (total + 1) for _ in range(count + 1)]
     step_of: dict[tuple[int, int], tuple[int, int]] = {}
@@ -57,7 +60,7 @@ def aligned(page: ExportPage, text: PageText) -> Groups | None:
             for taken, given, penalty in _PAIRINGS:
                 if here + taken > count or there + given > total:
                     continue
-                paired = _pairing_cost(paragraphs[here : here + taken], blocks[there : there + given], ratio)
+                paired = _pairing_cost(source[here : here + taken], target[there : there + given], ratio)
                 if cost[here][there] + penalty + paired < cost[here + taken][there + given]:
                     cost[here + taken][there + given] = cost[here][there] + penalty + paired
                     step_of[(here + taken, there + given)] = (taken, given)
@@ -74,18 +77,15 @@ def aligned(page: ExportPage, text: PageText) -> Groups | None:
     return _strays_joined(groups)
 
 
-def _pairing_cost(paragraphs: Sequence[Paragraph], blocks: Sequence[Block], ratio: float) -> float:
-    if not paragraphs or not blocks:
+def _pairing_cost(source: Sequence[tuple[int, str]], target: Sequence[tuple[int, str]], ratio: float) -> float:
+    """The cost of pairing paragraphs with blocks, each given as (length, kind)."""
+    if not source or not target:
         return 0.0
-    kinds = [_kind_of(paragraph) for paragraph in paragraphs]
-    block_kinds = [_KINDS.get(block.kind, "paragraph") for block in blocks]
-    if len(kinds) + len(block_kinds) > 2 and set(kinds + block_kinds) != {"paragraph"}:
+    if source[0][1] != target[0][1]:
         return math.inf
-    if kinds[0] != block_kinds[0]:
+    if len(source) + len(target) > 2 and any(kind != "paragraph" for _, kind in (*source, *target)):
         return math.inf
-    source = sum(len(paragraph.text) + 1 for paragraph in paragraphs)
-    target = sum(len(block.text) + 1 for block in blocks)
-    return abs(math.log(target / (source * ratio)))
+    return abs(math.log(sum(length for length, _ in target) / (sum(length for length, _ in source) * ratio)))
 
 
 def _strays_joined(groups: list[tuple[list[Paragraph], list[Block]]]) -> list[tuple[list[Paragraph], list[Block]]]:

@@ -477,16 +477,9 @@ def assign_families(text: str, *, language: str, latin: str = "latin") -> list[s
 @functools.lru_cache(maxsize=256)
 def _families(text: str, language: str, latin: str) -> tuple[str, ...]:
     cjk = cjk_family(text, language)
-
-    def covering(char: str, preferred: str) -> str:
-        for key in (preferred, *FALLBACK_ORDER):
-            if _covers(key, char):
-                return key
-        return preferred
-
     own: list[str | None] = [
-        None if script is None else covering(char, family_for_script(script, cjk, latin))
-        for char, script in ((char, script_of(char)) for char in text)
+        None if script is None else _covering(char, family_for_script(script, cjk, latin))
+        for char, script in ((char, _script(char)) for char in text)
     ]
     following: list[str] = []
     upcoming = latin
@@ -500,10 +493,23 @@ def _families(text: str, language: str, latin: str) -> tuple[str, ...]:
         key = own[index]
         if key is None:
             joins_previous = bool(previous) and (unicodedata.category(char).startswith("M") or _covers(previous, char))
-            key = previous if joins_previous else covering(char, following[index])
+            key = previous if joins_previous else _covering(char, following[index])
         chosen.append(key)
         previous = key
     return tuple(chosen)
+
+
+@functools.lru_cache(maxsize=8192)
+def _covering(char: str, preferred: str) -> str:
+    """The family that sets `char`: `preferred` when it has it, else the first of
+    FALLBACK_ORDER that does (kept per character: a book uses a few hundred)."""
+    for key in (preferred, *FALLBACK_ORDER):
+        if _covers(key, char):
+            return key
+    return preferred
+
+
+_script = functools.lru_cache(maxsize=8192)(script_of)
 
 
 def _covers(key: str, char: str) -> bool:

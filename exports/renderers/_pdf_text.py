@@ -19,6 +19,7 @@ private-use characters.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import deque
@@ -111,6 +112,7 @@ def text_flowable(
     return _paragraph(text, faces, style)
 
 
+@functools.lru_cache(maxsize=8192)
 def _needs_shaping(char: str) -> bool:
     return script_of(char) in COMPLEX_SCRIPTS or bidi_class(char) in _RTL_CLASSES
 

@@ -246,6 +246,10 @@ def _planned(book: ExportBook, source: BookSource) -> Iterator[_Planned]:
     carried_text: dict[tuple[LineRef, ...], str] = {}
     exhausted = False
     start = 1
+    # The stored layouts of the window, kept from one group to the next (windows overlap):
+    # each read once, and the same objects, whose lines bookstructure keeps (`page_lines`).
+    stored: dict[int, PageLayout] = {}
+    read_through = 0
     while not exhausted or pending:
         while not exhausted and len(pending) < GROUP_PAGES + 1:
             following = next(pages, None)
@@ -258,7 +262,10 @@ def _planned(book: ExportBook, source: BookSource) -> Iterator[_Planned]:
         group = pending[:GROUP_PAGES]
         start, through = group[0].index, group[-1].index
         first_index = max(1, start - STRUCTURE_WINDOW_PAGES)
-        stored = {each.index: each for each in source.layouts(first_index, through + STRUCTURE_LOOKAHEAD_PAGES)}
+        last = through + STRUCTURE_LOOKAHEAD_PAGES
+        stored = {index: each for index, each in stored.items() if index >= first_index}
+        stored.update((each.index, each) for each in source.layouts(max(first_index, read_through + 1), last))
+        read_through = max(read_through, last)
         layouts = [
             _text_layout(stored[index].layout) if index in stored else {}
             for index in range(first_index, through + STRUCTURE_LOOKAHEAD_PAGES + 1)

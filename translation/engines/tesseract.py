@@ -86,6 +86,8 @@ MONO_Q80_CELLS = 0.3  # four in five this close
 MONO_LINE_CELLS = 0.2  # and each line's median word (a line of two words or more)
 MONO_BEARINGS = (-0.3, 0.8)  # cells a word's ink may fall short of its characters' (side bearings)
 MONO_FIT_SHARE = 0.8  # the words the pitch is refitted on: the rest may be misread
+MONO_KNOWN_WORDS = 4  # at a listing's fit found on the page, a run of this many words is one too
+MONO_KNOWN_CHARS = 16
 
 
 @dataclass(frozen=True)
@@ -416,33 +418,48 @@ def _cells_off(points: Sequence[tuple[int, float]], fit: tuple[float, float]) ->
     return sorted(abs(width - (pitch * chars + offset)) / pitch for chars, width in points)
 
 
-def _run_pitch(run: Sequence[Sequence[_InkWord]]) -> float | None:
-    """The pitch (pixels a character) of a run of lines set in a monospace font, None when
-    its words do not say so. In a monospace font every character takes one cell, so a
-    word's ink is its characters' cells less the side bearings of its first and last
-    glyph, a fraction of a cell whatever the letters; in a proportional font `ill` and
-    `mmm` differ by half. The widths are fitted against the characters (refitted on the
-    MONO_FIT_SHARE closest, a misread word aside) and the run is monospace when its words,
-    and each line's, lie within a fraction of a cell of the fit."""
-    points = [(word.chars, word.width) for line in run for word in line if word.chars >= 2]
-    if len(points) < MONO_RUN_WORDS or sum(chars for chars, _ in points) < MONO_RUN_CHARS:
+Fit = tuple[float, float]  # a listing's font: pixels a character, and the offset (bearings)
+
+
+def _points(run: Sequence[Sequence[_InkWord]]) -> list[tuple[int, float]]:
+    return [(word.chars, word.width) for line in run for word in line if word.chars >= 2]
+
+
+def _run_fits(run: Sequence[Sequence[_InkWord]], fit: Fit) -> bool:
+    """Whether the run's words, and each line's, lie within a fraction of a cell of `fit`."""
+    off = _cells_off(_points(run), fit)
+    if off[len(off) // 2] > MONO_MEDIAN_CELLS or off[int(len(off) * 0.8)] > MONO_Q80_CELLS:
+        return False
+    for line in run:
+        own = _points([line])
+        if len(own) >= 2 and _cells_off(own, fit)[len(own) // 2] > MONO_LINE_CELLS:
+            return False
+    return True
+
+
+def _run_fit(run: Sequence[Sequence[_InkWord]], known: Sequence[Fit] = ()) -> Fit | None:
+    """The fit of a run of lines set in a monospace font, None when its words do not say
+    so. In a monospace font every character takes one cell, so a word's ink is its
+    characters' cells less the side bearings of its first and last glyph, a fraction of a
+    cell whatever the letters; in a proportional font `ill` and `mmm` differ by half. The
+    widths are fitted against the characters (refitted on the MONO_FIT_SHARE closest, a
+    misread word aside) and the run is monospace when its words, and each line's, lie
+    within a fraction of a cell of the fit. A run too short to be fitted on its own is a
+    listing when it lies as close to the fit of a listing `known` on the page (its font)."""
+    points = _points(run)
+    if len(points) < MONO_KNOWN_WORDS or sum(chars for chars, _ in points) < MONO_KNOWN_CHARS:
         return None
+    if len(points) < MONO_RUN_WORDS or sum(chars for chars, _ in points) < MONO_RUN_CHARS:
+        return next((fit for fit in known if _run_fits(run, fit)), None)
     first = _line_fit(points)
     if first is None:
         return None
     closest = sorted(points, key=lambda point: abs(point[1] - (first[0] * point[0] + first[1])))
     fit = _line_fit(closest[: max(3, int(len(closest) * MONO_FIT_SHARE))]) or first
     pitch, offset = fit
-    off = _cells_off(points, fit)
-    if off[len(off) // 2] > MONO_MEDIAN_CELLS or off[int(len(off) * 0.8)] > MONO_Q80_CELLS:
-        return None
     if not MONO_BEARINGS[0] <= -offset / pitch <= MONO_BEARINGS[1]:
         return None
-    for line in run:
-        own = [(word.chars, word.width) for word in line if word.chars >= 2]
-        if len(own) >= 2 and _cells_off(own, fit)[len(own) // 2] > MONO_LINE_CELLS:
-            return None
-    return pitch
+    return fit if _run_fits(run, fit) else None
 
 
 def _line_alone(line: Sequence[_InkWord]) -> bool:
@@ -455,13 +472,13 @@ def _line_alone(line: Sequence[_InkWord]) -> bool:
     return fit is not None and _cells_off(own, fit)[len(own) // 2] <= MONO_LINE_CELLS
 
 
-def _listings(lines: Sequence[Sequence[_InkWord]]) -> list[float | None]:
-    """Each line's pitch where it belongs to a listing, else None. Lines whose own words
+def _listings(lines: Sequence[Sequence[_InkWord]], known: list[Fit]) -> list[Fit | None]:
+    """Each line's fit where it belongs to a listing, else None. Lines whose own words
     rule it out part the block; in each stretch between them the longest run of
-    consecutive lines that `_run_pitch` finds monospace is a listing, then the longest in
+    consecutive lines that `_run_fit` finds monospace is a listing, then the longest in
     what is left above and below it, and so on (a listing under the sentence that
-    introduces it, in one Tesseract block)."""
-    pitches: list[float | None] = [None] * len(lines)
+    introduces it, in one Tesseract block). Each listing's fit joins `known`."""
+    fits: list[Fit | None] = [None] * len(lines)
     spans = []
     for possible, group in groupby(range(len(lines)), key=lambda index: _line_alone(lines[index])):
         indexes = list(group)
@@ -472,40 +489,61 @@ def _listings(lines: Sequence[Sequence[_InkWord]]) -> list[float | None]:
         found = None
         for length in range(high - low, 0, -1):
             for start in range(low, high - length + 1):
-                pitch = _run_pitch(lines[start : start + length])
-                if pitch is not None:
-                    found = (start, start + length, pitch)
+                fit = _run_fit(lines[start : start + length], known)
+                if fit is not None:
+                    found = (start, start + length, fit)
                     break
             if found:
                 break
         if found:
-            start, end, pitch = found
-            pitches[start:end] = [pitch] * (end - start)
+            start, end, fit = found
+            fits[start:end] = [fit] * (end - start)
+            if fit not in known:
+                known.append(fit)
             spans += [(low, start), (end, high)]
-    return pitches
+    return fits
 
 
 def _mono_pitches(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None) -> list[float | None]:
     """Each line's character pitch where it is a line of a listing, else None (all None
     without the image: the ink tells, not Tesseract's boxes). A line alone says little, so
-    listings are looked for in each Tesseract block's lines together."""
+    listings are looked for in each Tesseract block's lines together, and the page read
+    twice: a short listing is told by the font of a longer one found anywhere on it."""
     if image is None or not lines:
         return [None] * len(lines)
     ink = image.point(lambda value: 255 if value < INK_LEVEL else 0)
     inked = [_ink_words(line, ink) for line in lines]
-    pitches: list[float | None] = []
-    for _, group in groupby(range(len(lines)), key=lambda index: lines[index][0].block):
-        indexes = list(group)
-        pitches += _listings([inked[index] for index in indexes])
-    return pitches
+    blocks = [list(group) for _, group in groupby(range(len(lines)), key=lambda index: lines[index][0].block)]
+    known: list[Fit] = []
+    fits: list[Fit | None] = []
+    for indexes in blocks:
+        fits += _listings([inked[index] for index in indexes], [])
+        known += [fit for fit in fits if fit is not None and fit not in known]
+    if known:
+        fits = []
+        for indexes in blocks:
+            fits += _listings([inked[index] for index in indexes], list(known))
+    return [fit[0] if fit is not None else None for fit in fits]
+
+
+def _cell_start(word: OcrWord, pitch: float) -> float:
+    """Where a listing's word's first cell starts, in pixels: from its box's middle, as a
+    scan's boxes are surer there than at their edges (a glyph's ink sits about the middle
+    of its cell, an `i` as a `W`)."""
+    return (word.box[0] + word.box[2]) / 2 - len(word.text) * pitch / 2
+
+
+def _listing_left(lines: Sequence[Sequence[OcrWord]], pitch: float) -> float:
+    """A listing's left edge: where its least indented line's first cell starts."""
+    return min(_cell_start(line[0], pitch) for line in lines)
 
 
 def _cells_text(line: Sequence[OcrWord], pitch: float, *, left: float) -> str:
-    """A listing's line as set: each word at its column (its box's left edge from `left`,
-    in cells of `pitch`), one space at least between words."""
+    """A listing's line as set: each word at its column (where its first cell starts, from
+    `left`, in cells of `pitch`), one space at least between words."""
     text = ""
     for word in line:
-        column = max(0, round((word.box[0] - left) / pitch))
+        column = max(0, round((_cell_start(word, pitch) - left) / pitch))
         text = text.ljust(column) if len(text) < column else (text + " " if text else text)
         text += word.text
     return text
@@ -513,7 +551,7 @@ def _cells_text(line: Sequence[OcrWord], pitch: float, *, left: float) -> str:
 
 def _fenced(lines: Sequence[Sequence[OcrWord]], pitch: float) -> str:
     """A listing's lines as a fenced code block, indented as on the page."""
-    left = min(line[0].box[0] for line in lines)
+    left = _listing_left(lines, pitch)
     body = "\n".join(_cells_text(line, pitch, left=left) for line in lines)
     longest = max((len(run) for run in re.findall("`{3,}", body)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -532,13 +570,14 @@ def words_markdown(words: Sequence[OcrWord], *, language: str | None, image: Ima
     pitches = _mono_pitches(lines, image)
     paragraphs = []
     # A listing is one block however Tesseract parted its lines into paragraphs.
-    for (_, _, pitch), run in groupby(
+    for (_, _, listing), run in groupby(
         zip(lines, pitches, strict=True),
-        key=lambda pair: (pair[0][0].block, pair[0][0].paragraph if pair[1] is None else -1, pair[1]),
+        key=lambda pair: (pair[0][0].block, pair[0][0].paragraph if pair[1] is None else -1, pair[1] is not None),
     ):
-        run_lines = [line for line, _ in run]
-        if pitch is not None:
-            paragraphs.append(_fenced(run_lines, pitch))
+        pairs = list(run)
+        run_lines = [line for line, _ in pairs]
+        if listing:
+            paragraphs.append(_fenced(run_lines, statistics.median(pitch for _, pitch in pairs if pitch)))
             continue
         texts = [" ".join(word.text for word in line) for line in run_lines]
         joined = lines_join(texts, vocabulary=vocabulary, words=known)
@@ -546,15 +585,13 @@ def words_markdown(words: Sequence[OcrWord], *, language: str | None, image: Ima
     return "\n\n".join(paragraphs)
 
 
-def _spans(
-    line: Sequence[OcrWord], *, bold: bool, pitch: float | None = None, left: float = 0.0
-) -> list[dict[str, Any]]:
+def _spans(line: Sequence[OcrWord], *, bold: bool, pitch: float | None = None) -> list[dict[str, Any]]:
     """A line's words as spans: runs of confident words, each unsure word on its own, each
     with its mean confidence. A listing's line (its `pitch` given) is one monospace span,
-    its words at their columns from the listing's `left` edge, so the spaces between them
-    keep its alignment."""
+    its words at their columns, so the spaces between them keep its alignment (its
+    indentation is its box's, as a text layer's listing line's)."""
     if pitch is not None:
-        text = _cells_text(line, pitch, left=left).strip()
+        text = _cells_text(line, pitch, left=_cell_start(line[0], pitch))
         groups: list[tuple[str, list[OcrWord]]] = [(text, list(line))]
     else:
         groups = []
@@ -647,7 +684,6 @@ def words_layout(words: Sequence[OcrWord], *, image: Image.Image | None = None) 
     )
     for paragraph in _paragraphs(all_lines, bold, pitches):
         lines = [line for line, _, _ in paragraph]
-        left = min(line[0].box[0] for line in lines)
         boxes = [_box(word.box for word in line) for line in lines]
         size = float(statistics.median(bottom - top for _, top, _, bottom in boxes))
         if abs(size - page_size) <= BODY_SIZE_SPREAD * page_size or (
@@ -660,7 +696,7 @@ def words_layout(words: Sequence[OcrWord], *, image: Image.Image | None = None) 
                 "lines": [
                     {
                         "bbox": box,
-                        "spans": [{**span, "size": size} for span in _spans(line, bold=heavy, pitch=pitch, left=left)],
+                        "spans": [{**span, "size": size} for span in _spans(line, bold=heavy, pitch=pitch)],
                     }
                     for box, (line, heavy, pitch) in zip(boxes, paragraph, strict=True)
                 ],

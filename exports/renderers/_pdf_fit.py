@@ -165,6 +165,34 @@ def widened(
     return x0, top, max(x1, min([right, *beside])), bottom
 
 
+def clear_of(box: tuple[float, float, float, float], kept: Sequence[PageLine]) -> tuple[float, float, float, float]:
+    """The box cut to its tallest band, top to bottom, that no kept line (a line of the
+    page that is not replaced) overlaps; the box as it is when none does, or when no band
+    is free. A paragraph the structure read across a line it keeps (an API reference's
+    `[Function]` label joined with its description, beside the function's kept name) is
+    then not set over that line."""
+    x0, top, x1, bottom = box
+    blocking = sorted(
+        (line.top, line.bottom)
+        for line in kept
+        if line.x0 < x1 and line.x1 > x0 and line.top < bottom - 0.5 and line.bottom > top + 0.5
+    )
+    if not blocking:
+        return box
+    bands: list[tuple[float, float]] = []
+    edge = top
+    for upper, lower in blocking:
+        if upper > edge:
+            bands.append((edge, upper))
+        edge = max(edge, lower)
+    if edge < bottom:
+        bands.append((edge, bottom))
+    if not bands:
+        return box
+    upper, lower = max(bands, key=lambda band: band[1] - band[0])
+    return x0, upper, x1, lower
+
+
 def free_below(region: Region, lines: Sequence[PageLine], page_bottom: float) -> float:
     """How far the region may grow down: to the next line below it (kept, or another
     region's) that overlaps it across, or to the page's bottom margin; a table's cell

@@ -28,11 +28,11 @@ CIDs (`Identity-H`). Word spacing applies to the single-byte code 32, as in view
 
 Form XObjects the page draws (`Do` of a `/Subtype /Form`) are followed with their
 `/Matrix` and the CTM at the call, nested ones too (`FORM_DEPTH` levels deep, at most
-`FORM_WALKS` forms a page), and their shows are measured and dropped the same way. A form is often shared (a header or a logo
-drawn on every page): when text inside one is dropped, the page gets its own copy of the
-form, under a new name in the page's `/Resources` written into that `Do`, so other pages
-(and other draws of it on the same page) keep it whole; a form none of whose text is
-dropped stays shared, not copied.
+`FORM_WALKS` forms a page), and their shows are measured and dropped the same way. A
+form is often shared (a header or a logo drawn on every page): when text inside one is
+dropped, the page gets its own copy of the form, under a new name in the page's
+`/Resources` written into that `Do`, so other pages (and other draws of it on the same
+page) keep it whole; a form none of whose text is dropped stays shared, not copied.
 
 What it does not measure: a composite font whose CMap is not `Identity-H`/`Identity-V` (a
 predefined CJK CMap such as `UniJIS-UCS2-H`, or one embedded as a stream) is read as

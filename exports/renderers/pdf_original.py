@@ -51,6 +51,7 @@ from exports.renderers._pdf_align import Groups, aligned, carried_split, split, 
 from exports.renderers._pdf_fit import (
     BOTTOM_MARGIN,
     Region,
+    clear_of,
     free_below,
     inside,
     mark,
@@ -350,10 +351,12 @@ def _page_make(
     text_remove(pdf, target, boxes)
     page_bottom = shown.crop[3] - shown.crop[1] - BOTTOM_MARGIN
     all_lines = list(lines.values())
+    replaced = {line.ref for line in removed}
+    kept = [line for line in all_lines if line.ref not in replaced]
     canvas = overlays.page(target, shown.width, shown.height)
     body = [line for line in removed if not line.mono]
     for region in merged(regions):
-        region.box = region.box if region.fixed else widened(region.box, body, all_lines)
+        region.box = region.box if region.fixed else clear_of(widened(region.box, body, all_lines), kept)
         region.free_below = free_below(region, all_lines, page_bottom)
         region_draw(canvas, region, book, shown.from_layout)
     overlays.done()
@@ -466,9 +469,11 @@ def _scan_make(
             x, y = to_frame(line.x0 - pad, line.bottom + pad)
             canvas.rect(x, y, line.x1 - line.x0 + 2 * pad, line.bottom - line.top + 2 * pad, stroke=0, fill=1)
     all_lines = list(lines.values())
+    replaced = {line.ref for line in removed}
+    kept = [line for line in all_lines if line.ref not in replaced]
     body = [line for line in removed if not line.mono]
     for region in placed:
-        region.box = region.box if region.fixed else widened(region.box, body, all_lines)
+        region.box = region.box if region.fixed else clear_of(widened(region.box, body, all_lines), kept)
         region.free_below = free_below(region, all_lines, frame.height - BOTTOM_MARGIN)
         region_draw(canvas, region, book, to_frame)
     canvas.restoreState()

@@ -26,6 +26,10 @@ SIZE_STEP = 0.25
 SIZE_MIN = 4.0  # past the floor (in the grown box): smaller still, down to this
 LEADING = 1.18  # a region's line spacing (a share of its size) when its source's is not known
 LEADING_MAX = 1.6
+# An OCR line's size is its ink's height (accents and descenders included), a little more
+# than its type's: its pitch over that size understates the leading, and lines set at it
+# touch. Such a region is set at least this far apart (its size steps down to fit).
+LEADING_MIN_READ = 1.15
 BOTTOM_MARGIN = 18.0  # a block grows down at most to this far above the page's bottom edge
 MARK_SIZE = 7.0
 MARK_COLOR = colors.HexColor("#8a1c1c")
@@ -43,6 +47,7 @@ class Region:
     size: float
     blocks: list[Block]
     free_below: float = 0.0
+    free_above: float = math.inf  # how far its text may start above its box (`free_above`: a scan's)
     font: SourceFont | None = None
     leading: float = 0.0  # from one line's top to the next's, at `size`
     line_height: float = 0.0  # a line's box (its ink, about 0.9 of the size)
@@ -109,10 +114,12 @@ def region_of(lines: Sequence[PageLine], blocks: list[Block]) -> Region:
 
 def _leading(region: Region) -> float:
     """The line spacing to set the region with, as a share of the size: the source's
-    (between 1.0 and LEADING_MAX of its size), else LEADING."""
+    (between 1.0 and LEADING_MAX of its size; at least LEADING_MIN_READ where the size was
+    read from the lines' ink, an OCR layout naming no font), else LEADING."""
     if region.leading <= 0 or region.size <= 0:
         return LEADING
-    return min(max(region.leading / region.size, 1.0), LEADING_MAX)
+    least = 1.0 if region.font is not None else LEADING_MIN_READ
+    return min(max(region.leading / region.size, least), LEADING_MAX)
 
 
 def _lead_in(region: Region) -> float:
@@ -122,7 +129,7 @@ def _lead_in(region: Region) -> float:
     0.7 of it below its box's top). 0.0 when the line height is not known."""
     if region.line_height <= 0:
         return 0.0
-    return max(0.0, region.size * _leading(region) - region.line_height)
+    return min(max(0.0, region.size * _leading(region) - region.line_height), region.free_above)
 
 
 def merged(regions: Sequence[Region]) -> list[Region]:
@@ -196,13 +203,22 @@ def clear_of(box: tuple[float, float, float, float], kept: Sequence[PageLine]) -
 def free_below(region: Region, lines: Sequence[PageLine], page_bottom: float) -> float:
     """How far the region may grow down: to the next line below it (kept, or another
     region's) that overlaps it across, or to the page's bottom margin; a table's cell
-    (`fixed`) keeps the room its table gave it."""
+    (`fixed`) keeps the room its table gave it. The text set below may start up to halfway
+    into that space (`free_above`): past its floor, a region grows into its half."""
     if region.fixed:
         return region.free_below
     x0, _, x1, bottom = region.box
     below = [line.top for line in lines if line.top >= bottom - 0.5 and line.x0 < x1 and line.x1 > x0]
-    limit = min([*below, page_bottom])
-    return max(0.0, limit - bottom - 1.0)
+    return max(0.0, min([*below, page_bottom]) - bottom - 1.0)
+
+
+def free_above(region: Region, lines: Sequence[PageLine]) -> float:
+    """How far the region's text may start above its box: halfway to the line above it
+    that overlaps it across (whose text may grow as far down, `free_below`); no limit when
+    none."""
+    x0, top, x1, _ = region.box
+    above = [line.bottom for line in lines if line.bottom <= top + 0.5 and line.x0 < x1 and line.x1 > x0]
+    return max(0.0, (top - max(above)) / 2) if above else math.inf
 
 
 def _flowables(region: Region, size: float, book: ExportBook) -> list[Flowable]:
@@ -246,8 +262,9 @@ def fitted(region: Region, book: ExportBook) -> tuple[list[Flowable], float]:
     squared) and halves from there."""
     x0, top, x1, bottom = region.box
     width = max(x1 - x0, 20.0)
-    box_height = bottom - top + 2.0 + _lead_in(region)
-    heights = (box_height, box_height + region.free_below)
+    slack = min(2.0, region.free_below)  # a descender may pass the box's last line
+    box_height = bottom - top + _lead_in(region)
+    heights = (box_height + slack, box_height + max(slack, region.free_below / 2))
     floors = (region.size * SIZE_FLOOR, SIZE_MIN)
     set_at: dict[float, tuple[list[Flowable], float]] = {}
 

@@ -52,6 +52,7 @@ from exports.renderers._pdf_fit import (
     BOTTOM_MARGIN,
     Region,
     clear_of,
+    free_above,
     free_below,
     inside,
     mark,
@@ -475,6 +476,9 @@ def _scan_make(
     for region in placed:
         region.box = region.box if region.fixed else clear_of(widened(region.box, body, all_lines), kept)
         region.free_below = free_below(region, all_lines, frame.height - BOTTOM_MARGIN)
+        # OCR lines are set further apart than the scan's (LEADING_MIN_READ): a region's
+        # first line may not rise into the last of the region above.
+        region.free_above = free_above(region, all_lines)
         region_draw(canvas, region, book, to_frame)
     canvas.restoreState()
     overlays.done()

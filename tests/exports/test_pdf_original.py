@@ -133,6 +133,22 @@ def changed_outside_text(
     return sum(outside.histogram()[1:]) / (difference.width * difference.height)
 
 
+def overlapping(words: list[tuple[int, str, float, float, float, float, float, float]]) -> list[tuple[str, str]]:
+    """The pairs of words on one page whose boxes share over a quarter of the smaller one."""
+    found = []
+    for index, (page, word, x0, y0, x1, y1, *_) in enumerate(words):
+        for other_page, other, a0, b0, a1, b1, *_ in words[index + 1 :]:
+            if other_page != page:
+                continue
+            across, down = min(x1, a1) - max(x0, a0), min(y1, b1) - max(y0, b0)
+            if across <= 0 or down <= 0:
+                continue
+            smaller = min((x1 - x0) * (y1 - y0), (a1 - a0) * (b1 - b0))
+            if across * down > 0.25 * smaller:
+                found.append((word, other))
+    return found
+
+
 def page_words(words: list[tuple[int, str, float, float, float, float, float, float]], page: int) -> list[str]:
     return [word for number, word, *_ in words if number == page]
 
@@ -297,6 +313,7 @@ def test_a_scanned_page_is_its_scan_with_the_translation_set_in_its_text_regions
     assert images(out) == images(scan)  # the scan kept, nothing drawn over it but the covers and the text
     output_words = words_with_boxes(out)
     assert all(0 <= x0 <= x1 <= width and 0 <= y0 <= y1 <= height for *_, x0, y0, x1, y1, width, height in output_words)
+    assert not overlapping(output_words)  # each paragraph's lines apart, and apart from the next's
     subprocess.run(["pdftoppm", "-r", "72", "-gray", str(out), str(tmp_path / "page")], check=True)
     for page in pages:
         found = set(re.findall(r"[^\W\d_]{4,}", " ".join(page_words(output_words, page.index)).lower()))

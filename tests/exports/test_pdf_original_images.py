@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 from exports.models import ExportFile
 from projects.models import Project
 from projects.services.normalize import normalize_run
-from tests.exports.test_pdf_original import exported, images, page_words, words_with_boxes
+from tests.exports.test_pdf_original import exported, images, overlapping, page_words, words_with_boxes
 from tests.projects.test_book_structure import _faq_with
 from tests.projects.test_processing import credit, run_worker
 from tests.support.corpus import scan_pages
@@ -95,6 +95,7 @@ def test_a_book_of_images_comes_back_as_its_scans_with_the_translation_set_in_th
     assert images(out) == 3
     output_words = words_with_boxes(out)
     assert all(0 <= x0 <= x1 <= width and 0 <= y0 <= y1 <= height for *_, x0, y0, x1, y1, width, height in output_words)
+    assert not overlapping(output_words)
     for page in pages:
         found = set(re.findall(r"[^\W\d_]{4,}", " ".join(page_words(output_words, page.index)).lower()))
         wanted = set(re.findall(r"[^\W\d_]{4,}", page.translation.lower()))

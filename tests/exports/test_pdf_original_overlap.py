@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from projects.models import Project
-from tests.exports.test_pdf_original import exported, words_with_boxes
+from tests.exports.test_pdf_original import exported, overlapping, words_with_boxes
 from tests.projects.test_book_structure import _book as book_from_upload
 from tests.projects.test_processing import credit, run_worker
 from tests.support.corpus import debian_pdf, pdf_window
@@ -20,22 +20,6 @@ from tests.support.openai_server import OpenAIServer
 pytestmark = [pytest.mark.django_db]
 
 FIRST, LAST = 14, 16  # Nettle's reference: SHA-2 constants, functions and their descriptions
-
-
-def overlapping(words: list[tuple[int, str, float, float, float, float, float, float]]) -> list[tuple[str, str]]:
-    """The pairs of words on one page whose boxes share over a quarter of the smaller one."""
-    found = []
-    for index, (page, word, x0, y0, x1, y1, *_) in enumerate(words):
-        for other_page, other, a0, b0, a1, b1, *_ in words[index + 1 :]:
-            if other_page != page:
-                continue
-            across, down = min(x1, a1) - max(x0, a0), min(y1, b1) - max(y0, b0)
-            if across <= 0 or down <= 0:
-                continue
-            smaller = min((x1 - x0) * (y1 - y0), (a1 - a0) * (b1 - b0))
-            if across * down > 0.25 * smaller:
-                found.append((word, other))
-    return found
 
 
 def test_no_translation_is_set_over_a_line_the_page_keeps(user, auth_client, settings, tmp_path):

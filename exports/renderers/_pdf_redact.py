@@ -17,7 +17,9 @@ to the next line (and the spacings `"` sets). The rest of the stream (drawings, 
 other text) is written back unchanged. The text is gone from the file, not painted over:
 it cannot be copied out. Text in rendering mode 3 (`3 Tr`, invisible: the text layer OCR
 puts over a scan, which is what makes an old page's text copyable) is text like any other:
-it is measured and dropped the same way.
+it is measured and dropped the same way. Rules drawn as part of the text (TeX's underscore
+a short stroked line, an underline a thin filled rectangle: `_Rule`) are dropped with it
+when they lie wholly inside a box.
 
 Widths come from the font dictionaries, read through pikepdf: a simple font's `/Widths`
 from `/FirstChar` (codes outside them: the descriptor's `/MissingWidth`), the 14 standard
@@ -46,6 +48,7 @@ not the page's content stream and is not touched.
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import zlib
 from array import array
@@ -62,6 +65,13 @@ IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 FORM_DEPTH = 8  # nested Form XObjects followed (a form that draws itself stops here)
 FORM_WALKS = 256  # forms walked on one page at most (forms drawing forms many times over)
 _SHOWS = frozenset({"Tj", "TJ", "'", '"'})
+# Path construction, and what paints a rule: TeX draws an underscore as a short stroked
+# line (`0 0 m 3.27 0 l S`) or a filled rectangle (`re f`), an underline likewise: part of
+# the text its line shows, dropped with it.
+_PATH_BUILDS = frozenset({"m", "l", "c", "v", "y", "h", "re", "W", "W*"})
+_FILLS = frozenset({"f", "F", "f*"})
+_STROKES = frozenset({"S", "s"})
+RULE_THICKNESS = 1.0  # points: a rule this thin wholly inside a removed line is part of its text
 _STREAM_KEYS = frozenset({"/Length", "/Filter", "/DecodeParms"})
 # Names the PDF reference gives for the standard fonts' families (Arial, Times New Roman).
 _FAMILIES = {
@@ -330,6 +340,50 @@ class _TextState:
         return total if self.font.vertical else total * self.scale
 
 
+def _scale(ctm: Matrix) -> float:
+    """How much the CTM scales a length (its mean axis scale)."""
+    a, b, c, d, _, _ = ctm
+    return math.sqrt(abs(a * d - b * c))
+
+
+@dataclass
+class _Rule:
+    """A path as it is built, read as a rule: its points in page space, whether it is only
+    rectangles (each at most RULE_THICKNESS thick) or only straight lines, or neither."""
+
+    points: list[tuple[float, float]] = field(default_factory=list)
+    rectangles: bool = True
+    lines: bool = True
+
+    def add(self, operator: str, operands: Sequence[Any], ctm: Matrix) -> None:
+        a, b, c, d, e, f = ctm
+        try:
+            numbers = _numbers(operands)
+        except (TypeError, ValueError):
+            self.rectangles = self.lines = False
+            return
+        if operator == "re" and len(numbers) == 4:
+            x, y, width, height = numbers
+            self.lines = False
+            across, up = math.hypot(a * width, b * width), math.hypot(c * height, d * height)
+            self.rectangles = self.rectangles and min(across, up) <= RULE_THICKNESS
+            self.points += [(a * u + c * v + e, b * u + d * v + f) for u in (x, x + width) for v in (y, y + height)]
+        elif operator in ("m", "l") and len(numbers) == 2:
+            x, y = numbers
+            self.rectangles = False
+            self.points.append((a * x + c * y + e, b * x + d * y + f))
+        elif operator != "h":
+            self.rectangles = self.lines = False  # curves, clipping
+
+    def removed(self, operator: str, line_width: float, boxes: Sequence[Box]) -> bool:
+        """Whether painting the path with `operator` draws a rule of removed text: thin
+        rectangles filled, or thin straight lines stroked, every point in one of `boxes`."""
+        drawn = (operator in _FILLS and self.rectangles) or (
+            operator in _STROKES and self.lines and line_width <= RULE_THICKNESS
+        )
+        return drawn and bool(self.points) and any(all(box.holds(x, y) for x, y in self.points) for box in boxes)
+
+
 @dataclass
 class _Walk:
     """One page's walk: the fonts read, the shows measured, the forms copied."""
@@ -375,11 +429,35 @@ class _Walk:
         changed = False
         stack: list[tuple[Matrix, _TextState]] = []
         text_matrix = line_matrix = IDENTITY
+        path: list[Any] = []  # the path being built, held until it is painted
+        rule = _Rule()  # what the path is, as a rule
+        widths: list[float] = []  # the line widths `q` saved
+        line_width = 1.0
         for instruction in instructions:
             if isinstance(instruction, pikepdf.ContentStreamInlineImage):
+                kept.extend(path)
+                path, rule = [], _Rule()
                 kept.append(instruction)
                 continue
             operands, operator = instruction.operands, str(instruction.operator)
+            if operator in _PATH_BUILDS:
+                path.append(instruction)
+                rule.add(operator, operands, ctm)
+                continue
+            if path:
+                if rule.removed(operator, line_width * _scale(ctm), self.boxes):
+                    self.dropped += 1
+                    changed = True
+                    path, rule = [], _Rule()
+                    continue
+                kept.extend(path)
+                path, rule = [], _Rule()
+            if operator == "q":
+                widths.append(line_width)
+            elif operator == "Q" and widths:
+                line_width = widths.pop()
+            elif operator == "w" and len(operands) == 1 and isinstance(operands[0], (int, float, Decimal)):
+                line_width = float(operands[0])
             try:
                 if operator == "q":
                     stack.append((ctm, replace(state)))
@@ -451,6 +529,7 @@ class _Walk:
                     kept.extend(_dropped_show(operator, operands, state, displacement))
                     continue
             kept.append(instruction)
+        kept.extend(path)
         return (kept, added) if changed else None
 
     def form(

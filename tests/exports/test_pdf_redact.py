@@ -443,3 +443,33 @@ def test_shows_of_a_manual_page_end_where_poppler_ends_their_lines(book, page):
     for index, (text, _, _, x1, _) in enumerate(lines):
         assert owned[index], text
         assert max(shown.x1 for shown in owned[index]) == pytest.approx(x1, abs=1.0), text
+
+
+def test_rules_drawn_in_removed_text_go_with_it_and_other_drawings_stay(tmp_path):
+    """TeX draws an underscore as a short stroked line and an underline as a thin filled
+    rectangle: inside a removed line they go with its text. A thicker bar, a curve and a
+    rule outside the boxes stay."""
+
+    def draw(canvas: Canvas) -> None:
+        canvas.setFont("Helvetica", 12)
+        canvas.drawString(72, 700, "size_t length")
+        canvas.setLineWidth(0.4)
+        canvas.line(98, 699, 104, 699)  # the underscore: a stroked line
+        canvas.rect(72, 697, 60, 0.5, stroke=0, fill=1)  # an underline: a thin filled rectangle
+        canvas.rect(140, 697, 20, 6, stroke=0, fill=1)  # a bar: too thick to be a rule of text
+        canvas.bezier(72, 701, 80, 705, 90, 705, 100, 701)  # a curve
+        canvas.line(72, 650, 132, 650)  # a rule under another line, outside the box
+        canvas.drawString(72, 652, "kept line")
+
+    source = made(tmp_path / "rules.pdf", draw)
+    target = tmp_path / "out.pdf"
+    box = Box(70, 695, 170, 712)
+
+    removed(source, target, [box])
+
+    assert [each[0] for each in words(target)] == ["kept", "line"]
+    with pikepdf.open(target) as pdf:
+        operators = [str(instruction.operator) for instruction in pikepdf.parse_content_stream(pdf.pages[0])]
+    assert operators.count("re") == 1  # the bar
+    assert operators.count("c") == 1  # the curve
+    assert operators.count("S") == 2  # the curve's stroke and the rule outside the box

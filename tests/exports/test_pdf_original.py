@@ -53,27 +53,39 @@ def _files_in_a_fresh_folder(local_storage):  # type: ignore[no-untyped-def]
     return local_storage
 
 
-@pytest.fixture
-def manual(tmp_path: Path) -> Path:
+def debian_window(name: str, first: int, last: int, path: Path) -> Path:
+    """Pages first..last of a Debian manual (DEBIAN_BOOKS) written to `path`; the test
+    skipped when its package is not installed."""
     try:
-        source = debian_pdf("bzip2")
+        source = debian_pdf(name)
     except FileNotFoundError as missing:
         pytest.skip(str(missing))
-    return pdf_window(source, FIRST, LAST, tmp_path / "bzip2.pdf")
+    return pdf_window(source, first, last, path)
+
+
+def translated_by_stand_in(client: APIClient, settings: Any, pdf: Path) -> str:
+    """`pdf` uploaded, normalized and translated through the API by the OpenAI-compatible
+    stand-in (every word spelled backwards): the project id. The caller credits the user."""
+    with OpenAIServer() as server:
+        settings.TRANSLATION_ENGINE = "vllm"
+        settings.VLLM_BASE_URL, settings.VLLM_MODEL, settings.VLLM_API_KEY = server.url, server.model, ""
+        project_id = book_from_upload(client, pdf.read_bytes(), target="es")
+        assert client.post(f"/v1/projects/{project_id}/process").status_code == 202
+        run_worker()
+    assert set(Project.objects.get(pk=project_id).pages.values_list("status", flat=True)) == {"Approved"}
+    return project_id
+
+
+@pytest.fixture
+def manual(tmp_path: Path) -> Path:
+    return debian_window("bzip2", FIRST, LAST, tmp_path / "bzip2.pdf")
 
 
 @pytest.fixture
 def translated(user, auth_client, settings, manual):  # type: ignore[no-untyped-def]
     """The manual's pages translated by the stand-in (words spelled backwards): the project id."""
     credit(user, "50")
-    with OpenAIServer() as server:
-        settings.TRANSLATION_ENGINE = "vllm"
-        settings.VLLM_BASE_URL, settings.VLLM_MODEL, settings.VLLM_API_KEY = server.url, server.model, ""
-        project_id = book_from_upload(auth_client, manual.read_bytes(), target="es")
-        assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
-        run_worker()
-    assert set(Project.objects.get(pk=project_id).pages.values_list("status", flat=True)) == {"Approved"}
-    return project_id
+    return translated_by_stand_in(auth_client, settings, manual)
 
 
 def exported(client: APIClient, project_id: str, **options: object) -> tuple[dict[str, object], bytes]:
@@ -379,10 +391,10 @@ SCRIPT_WORDS = {
 }
 
 
-@pytest.mark.parametrize("language", ["ar", "ja"])
-def test_a_translation_in_another_script_is_set_in_place_in_its_own_fonts(language, translated, manual, tmp_path):
-    project = Project.objects.get(pk=translated)
-    book = book_for(project=project)
+def original_in_another_script(project_id: str, language: str, out: Path) -> Path:
+    """The book's original-layout Pdf written to `out` with its translation's words
+    replaced by SCRIPT_WORDS[language] (its Markdown kept), as a book in that language."""
+    book = book_for(project=Project.objects.get(pk=project_id))
     words = SCRIPT_WORDS[language]
 
     def in_script(markdown: str) -> str:
@@ -393,11 +405,17 @@ def test_a_translation_in_another_script_is_set_in_place_in_its_own_fonts(langua
         for page in book.pages():
             yield replace(page, translation=in_script(page.translation))
 
-    out = tmp_path / "out.pdf"
     with out.open("wb") as file:
         renderer_for("Pdf").render(
             replace(book, language=language, pages=pages), ExportOptions(layout="original"), file
         )
+    return out
+
+
+@pytest.mark.parametrize("language", ["ar", "ja"])
+def test_a_translation_in_another_script_is_set_in_place_in_its_own_fonts(language, translated, manual, tmp_path):
+    words = SCRIPT_WORDS[language]
+    out = original_in_another_script(translated, language, tmp_path / "out.pdf")
 
     assert pdfinfo_sizes(out) == pdfinfo_sizes(manual)
     fonts = assert_fonts_embedded(out)

@@ -7,28 +7,28 @@ Times- and Helvetica-set manual (Valgrind's) translated through the API."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pikepdf
 import pytest
 
-from exports.book import ExportOptions, ExportPage
-from exports.renderers import renderer_for
 from exports.renderers._pdf_fonts import MONO, SANS, SERIF, SourceFont, assign_families, source_font
-from exports.services import book_for
-from projects.models import Project
 from tests.exports.test_pdf import EXPECTED_FONT
-from tests.exports.test_pdf_original import SCRIPT_WORDS, exported, pdfinfo_sizes, words_with_boxes
+from tests.exports.test_pdf_original import (
+    SCRIPT_WORDS,
+    debian_window,
+    exported,
+    original_in_another_script,
+    pdfinfo_sizes,
+    translated_by_stand_in,
+    words_with_boxes,
+)
 from tests.projects.test_book_structure import _book as book_from_upload
 from tests.projects.test_processing import credit, run_worker
-from tests.support.corpus import debian_pdf, pdf_window
-from tests.support.openai_server import OpenAIServer, fake_translation
+from tests.support.openai_server import fake_translation
 
 needs_poppler = pytest.mark.skipif(shutil.which("pdffonts") is None, reason="needs poppler-utils")
 
@@ -114,25 +114,14 @@ def fonts_listed(pdf: Path) -> dict[str, bool]:
 
 @pytest.fixture
 def valgrind(tmp_path: Path) -> Path:
-    try:
-        source = debian_pdf("valgrind")
-    except FileNotFoundError as missing:
-        pytest.skip(str(missing))
-    return pdf_window(source, FIRST, LAST, tmp_path / "valgrind.pdf")
+    return debian_window("valgrind", FIRST, LAST, tmp_path / "valgrind.pdf")
 
 
 @pytest.fixture
 def translated(local_storage, user, auth_client, settings, valgrind):  # type: ignore[no-untyped-def]
     """The manual's pages translated by the stand-in (words spelled backwards): the project id."""
     credit(user, "50")
-    with OpenAIServer() as server:
-        settings.TRANSLATION_ENGINE = "vllm"
-        settings.VLLM_BASE_URL, settings.VLLM_MODEL, settings.VLLM_API_KEY = server.url, server.model, ""
-        project_id = book_from_upload(auth_client, valgrind.read_bytes(), target="es")
-        assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
-        run_worker()
-    assert set(Project.objects.get(pk=project_id).pages.values_list("status", flat=True)) == {"Approved"}
-    return project_id
+    return translated_by_stand_in(auth_client, settings, valgrind)
 
 
 @needs_poppler
@@ -203,22 +192,8 @@ def test_a_translation_as_long_as_its_source_is_set_at_the_source_size(
 @pytest.mark.django_db
 @pytest.mark.parametrize("language", ["ar", "ja"])
 def test_a_translation_in_another_script_keeps_its_script_fonts(language, translated, valgrind, tmp_path):
-    book = book_for(project=Project.objects.get(pk=translated))
     words = SCRIPT_WORDS[language]
-
-    def in_script(markdown: str) -> str:
-        count = iter(range(1_000_000))
-        return re.sub(r"(?<![`#\w-])[^\W\d_]{2,}", lambda _: words[next(count) % len(words)], markdown)
-
-    def pages() -> Iterator[ExportPage]:
-        for page in book.pages():
-            yield replace(page, translation=in_script(page.translation))
-
-    out = tmp_path / "out.pdf"
-    with out.open("wb") as file:
-        renderer_for("Pdf").render(
-            replace(book, language=language, pages=pages), ExportOptions(layout="original"), file
-        )
+    out = original_in_another_script(translated, language, tmp_path / "out.pdf")
 
     assert pdfinfo_sizes(out) == pdfinfo_sizes(valgrind)
     fonts = fonts_listed(out)

@@ -26,12 +26,19 @@ from exports.renderers import renderer_for
 from exports.services import book_for
 from projects.intake.layout import pdf_layouts
 from projects.models import Project
-from tests.exports.test_pdf_original import changed_outside_text, exported, pdfinfo_sizes, rendered, words_with_boxes
-from tests.projects.test_book_structure import _book as book_from_upload
-from tests.projects.test_processing import credit, run_worker
+from tests.exports.test_pdf_original import (
+    changed_outside_text,
+    debian_window,
+    exported,
+    pdfinfo_sizes,
+    rendered,
+    translated_by_stand_in,
+    words_with_boxes,
+)
+from tests.projects.test_processing import credit
 from tests.projects.test_tables import _BODY, _OPTIONS, _PROSE, _pdf, _table
-from tests.support.corpus import debian_pdf, pdf_page_count, pdf_window
-from tests.support.openai_server import OpenAIServer, fake_translation
+from tests.support.corpus import pdf_page_count
+from tests.support.openai_server import fake_translation
 
 pytestmark = [
     pytest.mark.django_db,
@@ -59,30 +66,14 @@ def _files_in_a_fresh_folder(local_storage):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def paper(tmp_path: Path) -> Path:
-    try:
-        source = debian_pdf("crc-doc")
-    except FileNotFoundError as missing:
-        pytest.skip(str(missing))
-    return pdf_window(source, FIRST, LAST, tmp_path / "crc.pdf")
+    return debian_window("crc-doc", FIRST, LAST, tmp_path / "crc.pdf")
 
 
 @pytest.fixture
 def translated(user, auth_client, settings, paper):  # type: ignore[no-untyped-def]
     """The paper's pages translated by the stand-in (words spelled backwards): the project id."""
     credit(user, "50")
-    return upload_translated(auth_client, settings, paper)
-
-
-def upload_translated(client, settings, pdf: Path) -> str:  # type: ignore[no-untyped-def]
-    """`pdf` uploaded, normalized and translated by the stand-in: the project id."""
-    with OpenAIServer() as server:
-        settings.TRANSLATION_ENGINE = "vllm"
-        settings.VLLM_BASE_URL, settings.VLLM_MODEL, settings.VLLM_API_KEY = server.url, server.model, ""
-        project_id = book_from_upload(client, pdf.read_bytes(), target="es")
-        assert client.post(f"/v1/projects/{project_id}/process").status_code == 202
-        run_worker()
-    assert set(Project.objects.get(pk=project_id).pages.values_list("status", flat=True)) == {"Approved"}
-    return project_id
+    return translated_by_stand_in(auth_client, settings, paper)
 
 
 def source_cells(pdf: Path) -> list[SourceCell]:
@@ -199,7 +190,7 @@ def test_a_longer_translation_of_a_wrapped_cell_stays_in_its_cell(user, auth_cli
     table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
     pdf = _pdf(tmp_path / "ruled.pdf", [Paragraph(_PROSE, _BODY), table, Spacer(1, 24)])
     credit(user, "50")
-    book = book_for(project=Project.objects.get(pk=upload_translated(auth_client, settings, pdf)))
+    book = book_for(project=Project.objects.get(pk=translated_by_stand_in(auth_client, settings, pdf)))
 
     def twice(markdown: str) -> str:
         return re.sub(

@@ -17,17 +17,19 @@ from tests.exports.test_pdf_original import (
     FIRST,
     LAST,
     changed_outside_text,
+    debian_window,
     exported,
     page_words,
     pdfinfo_sizes,
     rendered,
+    translated_by_stand_in,
     words_with_boxes,
 )
 from tests.projects.test_book_structure import _book as book_from_upload
 from tests.projects.test_book_structure import _faq_with
 from tests.projects.test_processing import credit, run_worker
-from tests.support.corpus import debian_pdf, pdf_window, scan_pages, scans_pdf
-from tests.support.openai_server import OpenAIServer, fake_translation
+from tests.support.corpus import scan_pages, scans_pdf
+from tests.support.openai_server import fake_translation
 
 pytestmark = [pytest.mark.django_db]
 
@@ -58,23 +60,14 @@ def turned_copy(source: Path, out: Path, turns: dict[int, int] = TURNS) -> Path:
 
 @pytest.fixture
 def turned(tmp_path: Path) -> Path:
-    try:
-        source = debian_pdf("bzip2")
-    except FileNotFoundError as missing:
-        pytest.skip(str(missing))
-    return turned_copy(pdf_window(source, FIRST, LAST, tmp_path / "bzip2.pdf"), tmp_path / "turned.pdf")
+    return turned_copy(debian_window("bzip2", FIRST, LAST, tmp_path / "bzip2.pdf"), tmp_path / "turned.pdf")
 
 
 def test_turned_pages_keep_their_turn_and_read_upright_in_the_translation(
     user, auth_client, settings, turned, tmp_path
 ):
     credit(user, "50")
-    with OpenAIServer() as server:
-        settings.TRANSLATION_ENGINE = "vllm"
-        settings.VLLM_BASE_URL, settings.VLLM_MODEL, settings.VLLM_API_KEY = server.url, server.model, ""
-        project_id = book_from_upload(auth_client, turned.read_bytes(), target="es")
-        assert auth_client.post(f"/v1/projects/{project_id}/process").status_code == 202
-        run_worker()
+    project_id = translated_by_stand_in(auth_client, settings, turned)
     pages = Project.objects.get(pk=project_id).pages.order_by("index")
     assert {page.status for page in pages} == {"Approved"}
     # Read as shown: the turned pages' layouts are portrait, as their lines are, with the

@@ -472,12 +472,20 @@ def _line_alone(line: Sequence[_InkWord]) -> bool:
     return fit is not None and _cells_off(own, fit)[len(own) // 2] <= MONO_LINE_CELLS
 
 
-def _listings(lines: Sequence[Sequence[_InkWord]], known: list[Fit]) -> list[Fit | None]:
+def _weak(line: Sequence[_InkWord]) -> bool:
+    """Whether a line has too few words (of two characters or more) to say anything alone."""
+    return sum(word.chars >= 2 for word in line) < 2
+
+
+def _listings(lines: Sequence[Sequence[_InkWord]], paragraphs: Sequence[int], known: list[Fit]) -> list[Fit | None]:
     """Each line's fit where it belongs to a listing, else None. Lines whose own words
     rule it out part the block; in each stretch between them the longest run of
     consecutive lines that `_run_fit` finds monospace is a listing, then the longest in
     what is left above and below it, and so on (a listing under the sentence that
-    introduces it, in one Tesseract block). Each listing's fit joins `known`."""
+    introduces it, in one Tesseract block). A line of one word at a listing's edge that
+    ends or starts the Tesseract paragraph of the prose beside it (`paragraphs`, each
+    line's) is that paragraph's (Valgrind's "... do-something-useful / wrappers:" over a
+    list of functions). Each listing's fit joins `known`."""
     fits: list[Fit | None] = [None] * len(lines)
     spans = []
     for possible, group in groupby(range(len(lines)), key=lambda index: _line_alone(lines[index])):
@@ -489,9 +497,14 @@ def _listings(lines: Sequence[Sequence[_InkWord]], known: list[Fit]) -> list[Fit
         found = None
         for length in range(high - low, 0, -1):
             for start in range(low, high - length + 1):
-                fit = _run_fit(lines[start : start + length], known)
+                end = start + length
+                if (start > 0 and paragraphs[start - 1] == paragraphs[start] and _weak(lines[start])) or (
+                    end < len(lines) and paragraphs[end] == paragraphs[end - 1] and _weak(lines[end - 1])
+                ):
+                    continue  # a word that ends or starts the prose beside it
+                fit = _run_fit(lines[start:end], known)
                 if fit is not None:
-                    found = (start, start + length, fit)
+                    found = (start, end, fit)
                     break
             if found:
                 break
@@ -513,16 +526,17 @@ def _mono_pitches(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None)
         return [None] * len(lines)
     ink = image.point(lambda value: 255 if value < INK_LEVEL else 0)
     inked = [_ink_words(line, ink) for line in lines]
+    paragraph = [line[0].paragraph for line in lines]
     blocks = [list(group) for _, group in groupby(range(len(lines)), key=lambda index: lines[index][0].block)]
     known: list[Fit] = []
     fits: list[Fit | None] = []
     for indexes in blocks:
-        fits += _listings([inked[index] for index in indexes], [])
+        fits += _listings([inked[index] for index in indexes], [paragraph[index] for index in indexes], [])
         known += [fit for fit in fits if fit is not None and fit not in known]
     if known:
         fits = []
         for indexes in blocks:
-            fits += _listings([inked[index] for index in indexes], list(known))
+            fits += _listings([inked[index] for index in indexes], [paragraph[index] for index in indexes], list(known))
     return [fit[0] if fit is not None else None for fit in fits]
 
 

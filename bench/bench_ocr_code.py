@@ -28,6 +28,7 @@ from bench.common import Result, quick
 from bookstructure.lines import page_lines
 from projects.intake.layout import pdf_layouts
 from tests.support.corpus import Degradation, debian_pdf, pages_render, scanned
+from translation.engines.base import EngineError
 from translation.engines.tesseract import page_read
 
 COMMAND = ["tesseract", "stdin", "stdout", "-l", "eng"]
@@ -58,7 +59,12 @@ READINGS: dict[str, Degradation | None] = {
 
 
 def _run(command: list[str], stdin: bytes) -> str:
-    return subprocess.run(command, input=stdin, capture_output=True, check=True, env=ONE_CORE).stdout.decode()
+    """Tesseract, its failure the engine's error (as LocalEngine runs it: a page its
+    orientation detection cannot read is read as it stands)."""
+    done = subprocess.run(command, input=stdin, capture_output=True, env=ONE_CORE)
+    if done.returncode:
+        raise EngineError(done.stderr.decode(errors="replace")[-200:], retryable=False)
+    return done.stdout.decode()
 
 
 def _letters(text: str) -> str:

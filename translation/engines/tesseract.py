@@ -88,6 +88,7 @@ MONO_BEARINGS = (-0.3, 0.8)  # cells a word's ink may fall short of its characte
 MONO_FIT_SHARE = 0.8  # the words the pitch is refitted on: the rest may be misread
 MONO_KNOWN_WORDS = 4  # at a listing's fit found on the page, a run of this many words is one too
 MONO_KNOWN_CHARS = 16
+MONO_SEARCH_LINES = 40  # lines searched for runs at once (the search takes their cube)
 
 
 @dataclass(frozen=True)
@@ -400,7 +401,10 @@ def _ink_words(line: Sequence[OcrWord], ink: Image.Image) -> list[_InkWord]:
     return found
 
 
-def _line_fit(points: Sequence[tuple[int, float]]) -> tuple[float, float] | None:
+Fit = tuple[float, float]  # a listing's font: pixels a character, and the offset (bearings)
+
+
+def _line_fit(points: Sequence[tuple[int, float]]) -> Fit | None:
     """Least squares: width = pitch * characters + offset; None when it does not rise."""
     count = len(points)
     mean_x = sum(x for x, _ in points) / count
@@ -412,13 +416,10 @@ def _line_fit(points: Sequence[tuple[int, float]]) -> tuple[float, float] | None
     return (slope, mean_y - slope * mean_x) if slope > 0 else None
 
 
-def _cells_off(points: Sequence[tuple[int, float]], fit: tuple[float, float]) -> list[float]:
+def _cells_off(points: Sequence[tuple[int, float]], fit: Fit) -> list[float]:
     """How far each word's width is from the fit, in character cells, smallest first."""
     pitch, offset = fit
     return sorted(abs(width - (pitch * chars + offset)) / pitch for chars, width in points)
-
-
-Fit = tuple[float, float]  # a listing's font: pixels a character, and the offset (bearings)
 
 
 def _points(run: Sequence[Sequence[_InkWord]]) -> list[tuple[int, float]]:
@@ -465,7 +466,7 @@ def _run_fit(run: Sequence[Sequence[_InkWord]], known: Sequence[Fit] = ()) -> Fi
 def _line_alone(line: Sequence[_InkWord]) -> bool:
     """Whether a line may belong to a listing, by its own words (three or more of two
     characters fitted alone; a shorter line may)."""
-    own = [(word.chars, word.width) for word in line if word.chars >= 2]
+    own = _points([line])
     if len(own) < 3:
         return True
     fit = _line_fit(own)
@@ -477,15 +478,39 @@ def _weak(line: Sequence[_InkWord]) -> bool:
     return sum(word.chars >= 2 for word in line) < 2
 
 
+def _prose_edge(lines: Sequence[Sequence[_InkWord]], paragraphs: Sequence[int], start: int, end: int) -> bool:
+    """Whether the run from `start` to `end` begins or ends with a line of one word that
+    starts or ends the Tesseract paragraph of the line beside it."""
+    return (start > 0 and paragraphs[start - 1] == paragraphs[start] and _weak(lines[start])) or (
+        end < len(lines) and paragraphs[end] == paragraphs[end - 1] and _weak(lines[end - 1])
+    )
+
+
+def _longest_run(
+    lines: Sequence[Sequence[_InkWord]], paragraphs: Sequence[int], low: int, high: int, known: Sequence[Fit]
+) -> tuple[int, int, Fit] | None:
+    """The longest run of lines between `low` and `high` that `_run_fit` finds monospace
+    (the first of that length), its start, end and fit."""
+    for length in range(high - low, 0, -1):
+        for start in range(low, high - length + 1):
+            end = start + length
+            if _prose_edge(lines, paragraphs, start, end):
+                continue
+            fit = _run_fit(lines[start:end], known)
+            if fit is not None:
+                return start, end, fit
+    return None
+
+
 def _listings(lines: Sequence[Sequence[_InkWord]], paragraphs: Sequence[int], known: list[Fit]) -> list[Fit | None]:
     """Each line's fit where it belongs to a listing, else None. Lines whose own words
-    rule it out part the block; in each stretch between them the longest run of
-    consecutive lines that `_run_fit` finds monospace is a listing, then the longest in
-    what is left above and below it, and so on (a listing under the sentence that
-    introduces it, in one Tesseract block). A line of one word at a listing's edge that
-    ends or starts the Tesseract paragraph of the prose beside it (`paragraphs`, each
-    line's) is that paragraph's (Valgrind's "... do-something-useful / wrappers:" over a
-    list of functions). Each listing's fit joins `known`."""
+    rule it out part the block; in each stretch between them (MONO_SEARCH_LINES lines at
+    a time) the longest run of consecutive lines that `_run_fit` finds monospace is a
+    listing, then the longest in what is left above and below it, and so on (a listing
+    under the sentence that introduces it, in one Tesseract block). A line of one word at
+    a listing's edge that ends or starts the Tesseract paragraph of the prose beside it
+    (`paragraphs`, each line's) is that paragraph's (Valgrind's "... do-something-useful /
+    wrappers:" over a list of functions). Each listing's fit joins `known`."""
     fits: list[Fit | None] = [None] * len(lines)
     spans = []
     for possible, group in groupby(range(len(lines)), key=lambda index: _line_alone(lines[index])):
@@ -494,20 +519,16 @@ def _listings(lines: Sequence[Sequence[_InkWord]], paragraphs: Sequence[int], kn
             spans.append((indexes[0], indexes[-1] + 1))
     while spans:
         low, high = spans.pop()
-        found = None
-        for length in range(high - low, 0, -1):
-            for start in range(low, high - length + 1):
-                end = start + length
-                if (start > 0 and paragraphs[start - 1] == paragraphs[start] and _weak(lines[start])) or (
-                    end < len(lines) and paragraphs[end] == paragraphs[end - 1] and _weak(lines[end - 1])
-                ):
-                    continue  # a word that ends or starts the prose beside it
-                fit = _run_fit(lines[start:end], known)
-                if fit is not None:
-                    found = (start, end, fit)
-                    break
-            if found:
-                break
+        if high - low > MONO_SEARCH_LINES:  # whole, else in parts: a listing across two is found as two
+            whole = None if _prose_edge(lines, paragraphs, low, high) else _run_fit(lines[low:high], known)
+            if whole is None:
+                spans += [
+                    (start, min(start + MONO_SEARCH_LINES, high)) for start in range(low, high, MONO_SEARCH_LINES)
+                ]
+                continue
+            found: tuple[int, int, Fit] | None = (low, high, whole)
+        else:
+            found = _longest_run(lines, paragraphs, low, high, known)
         if found:
             start, end, fit = found
             fits[start:end] = [fit] * (end - start)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -24,6 +24,7 @@ from core.pagination import StrictPageNumberPagination
 from core.serializers import UploadLimitsSerializer, validated, validated_query
 from core.throttling import ClientAddressRateThrottle
 from core.uploads import OwnedTemporaryFileUploadHandler
+from projects.api.project_read import project_response
 from projects.api.serializers import (
     AnonymousEstimateSerializer,
     PageDetailSerializer,
@@ -174,9 +175,9 @@ def owned_project(request: Request, project_id: str) -> Project:
 
 class ProjectDetailView(APIView):
     @extend_schema(operation_id="get_project", tags=["projects"], responses={200: ProjectSerializer})
-    def get(self, request: Request, project_id: str) -> Response:
+    def get(self, request: Request, project_id: str) -> HttpResponseBase:
         project = selectors.project_with_pages(project=owned_project(request, project_id))
-        return Response(ProjectSerializer(project).data)
+        return project_response(request, project)
 
     @extend_schema(
         operation_id="update_project",
@@ -186,13 +187,13 @@ class ProjectDetailView(APIView):
         description="Rename, set the project-wide source language override (null clears it), or change the "
         "target language (only before translation starts).",
     )
-    def patch(self, request: Request, project_id: str) -> Response:
+    def patch(self, request: Request, project_id: str) -> HttpResponseBase:
         data = validated(ProjectUpdateInputSerializer, request.data)
         clear = "source_language_override" in data and data["source_language_override"] is None
         project = services.project_update(
             project=owned_project(request, project_id), clear_source_language_override=clear, **data
         )
-        return Response(ProjectSerializer(selectors.project_with_pages(project=project)).data)
+        return project_response(request, selectors.project_with_pages(project=project))
 
     @extend_schema(
         operation_id="delete_project",
@@ -217,10 +218,10 @@ class ProjectNormalizeView(APIView):
         "as its own pages are ready. A file that turns out unreadable makes the book Failed, with `failure`. "
         "Calling it again is harmless.",
     )
-    def post(self, request: Request, project_id: str) -> Response:
+    def post(self, request: Request, project_id: str) -> HttpResponseBase:
         project = owned_project(request, project_id)
         project = project_normalize(project=project)
-        return Response(ProjectSerializer(selectors.project_with_pages(project=project)).data)
+        return project_response(request, selectors.project_with_pages(project=project))
 
 
 class BatchQuoteView(APIView):

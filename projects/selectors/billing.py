@@ -18,6 +18,7 @@ from django.db.models import Q, QuerySet
 
 from core.money import exact_sum, round_estimate_up
 from projects.models import Page, PageStatus, Project, Upload
+from projects.selectors.projects import PageRow
 from translation.engines import cost_usd
 from translation.engines.base import TOKENS_PER_WORD
 from wallet.selectors.pricing import BatchQuote, BookCost, batch_gate, batch_quote, book_cost
@@ -82,13 +83,13 @@ def upload_book_cost(*, upload: Upload) -> BookCost:
 def project_book_cost(*, project: Project) -> BookCost:
     """The whole book's cost: its included pages (and any already charged) at the measured
     cost per page once a page is measured, else at the cost predicted from its upload's
-    word estimate; the source's page count stands in before normalize made pages. Uses
-    `pages_loaded` when the caller loaded the pages (selectors.project_with_pages)."""
-    pages: list[Page] | None = getattr(project, "pages_loaded", None)
-    if pages is not None:
-        costs = [page.cost_usd for page in pages if page.cost_usd is not None]
-        page_count = sum(1 for page in pages if page.included or page.cost_usd is not None)
-        measured_pages, measured_cost, has_pages = len(costs), sum(costs, Decimal(0)), bool(pages)
+    word estimate; the source's page count stands in before normalize made pages. Reads the
+    pages' rows when the caller loaded them (selectors.projects.project_with_pages)."""
+    rows: list[PageRow] | None = getattr(project, "page_rows", None)
+    if rows is not None:
+        costs = [row.cost_usd for row in rows if row.cost_usd is not None]
+        page_count = sum(1 for row in rows if row.included or row.cost_usd is not None)
+        measured_pages, measured_cost, has_pages = len(costs), sum(costs, Decimal(0)), bool(rows)
     else:
         measured = project.pages.filter(cost_usd__isnull=False)
         measured_pages, measured_cost = measured.count(), exact_sum(measured, "cost_usd")

@@ -18,7 +18,7 @@ from django.db.models import Q, QuerySet
 
 from core.money import exact_sum, round_estimate_up
 from projects.models import Page, PageStatus, Project, Upload
-from projects.selectors.projects import PageRow
+from projects.selectors.projects import ROW_COST, ROW_INCLUDED, PageRow
 from translation.engines import cost_usd
 from translation.engines.base import TOKENS_PER_WORD
 from wallet.selectors.pricing import BatchQuote, BookCost, batch_gate, batch_quote, book_cost
@@ -87,8 +87,8 @@ def project_book_cost(*, project: Project) -> BookCost:
     pages' rows when the caller loaded them (selectors.projects.project_with_pages)."""
     rows: list[PageRow] | None = getattr(project, "page_rows", None)
     if rows is not None:
-        costs = [row.cost_usd for row in rows if row.cost_usd is not None]
-        page_count = sum(1 for row in rows if row.included or row.cost_usd is not None)
+        costs = [row[ROW_COST] for row in rows if row[ROW_COST] is not None]
+        page_count = sum(1 for row in rows if row[ROW_INCLUDED] or row[ROW_COST] is not None)
         measured_pages, measured_cost, has_pages = len(costs), sum(costs, Decimal(0)), bool(rows)
     else:
         measured = project.pages.filter(cost_usd__isnull=False)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from django.conf import settings
 from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
@@ -414,7 +415,7 @@ def bench_redis_settings(redis_url: str) -> Iterator[None]:
     from channels.layers import channel_layers
 
     cache = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}}
-    layer = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_url]}}}
+    layer = {"default": {"BACKEND": settings.CHANNEL_LAYERS["default"]["BACKEND"], "CONFIG": {"hosts": [redis_url]}}}
     celery_app.conf.broker_url = "memory://localhost/"
     try:
         with override_settings(CACHES=cache, CHANNEL_LAYERS=layer, TRANSLATION_ENGINE="echo"):

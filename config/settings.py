@@ -579,11 +579,14 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        # Redis pub/sub: an event is published once per group and each server process hands
+        # it to its own connections in that group. The list-based layer (channels_redis.core)
+        # stored a copy per connection and popped each with its own round trip, which was
+        # most of the hub's publish-to-receipt time (docs/performance.md, "The API under load").
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         "CONFIG": {
-            # redis-py 8 gives up a read after 5 s by default, exactly as long as the layer's
-            # blocking pop waits: every idle websocket would die with TimeoutError within
-            # seconds (django/channels_redis#422). Longer than the pop; a dead Redis still shows.
+            # The layer polls its subscriptions every 0.1 s; a read that waits longer than
+            # this means Redis is gone, and shows.
             "hosts": [{"address": env.str("CHANNELS_REDIS_URL", default=REDIS_URL), "socket_timeout": 15}],
         },
     }

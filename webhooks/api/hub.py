@@ -73,7 +73,10 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.subscriptions: set[str] = set()
-        self.recent_event_ids: deque[str] = deque(maxlen=RECENT_EVENT_IDS)
+        # The last RECENT_EVENT_IDS events sent, in order and as a set (looked up for every
+        # event to every connection).
+        self.recent_event_ids: deque[str] = deque()
+        self.recent_event_id_set: set[str] = set()
         self.watch_task: asyncio.Task[None] | None = None
         try:
             identity = await database_sync_to_async(hub_authenticate)(self.scope)
@@ -136,9 +139,12 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
     async def hub_event(self, message: dict[str, Any]) -> None:
         """An event of the bus (webhooks.services.hub.hub_broadcast), sent on once per connection."""
         event = message["event"]
-        if self.closing or event["id"] in self.recent_event_ids:
+        if self.closing or event["id"] in self.recent_event_id_set:
             return
+        if len(self.recent_event_ids) == RECENT_EVENT_IDS:
+            self.recent_event_id_set.discard(self.recent_event_ids.popleft())
         self.recent_event_ids.append(event["id"])
+        self.recent_event_id_set.add(event["id"])
         await self.send_json(event)
 
     async def hub_close(self, message: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@ view, jobs, page review and the staff's queue order. Thin: parse, call a service
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -29,14 +30,33 @@ from projects.api.serializers import (
 )
 from projects.models import JobKind
 from projects.selectors import projects as selectors
-from projects.selectors.status import status_view_for
+from projects.selectors.status import status_view_get
 from projects.services import jobs, review
 from projects.services.runner import batch_run_now
 
 
+@cache
+def _status_serializer() -> StatusViewSerializer:
+    """One status serializer per process, its fields bound once: DRF deep-copies a
+    serializer's declared fields for every instance, which cost the polled reads more than
+    rendering them (docs/performance.md, "The API under load"). Rendering keeps no state
+    on the serializer, so threads share it."""
+    serializer = StatusViewSerializer()
+    serializer.fields  # noqa: B018  (bound here, once)
+    return serializer
+
+
+@cache
+def _job_serializer() -> JobSerializer:
+    """One job serializer per process, as _status_serializer."""
+    serializer = JobSerializer()
+    serializer.fields  # noqa: B018  (bound here, once)
+    return serializer
+
+
 def status_response(project_id: str, request: Request) -> Response:
-    view = status_view_for(project=owned_project(request, project_id))
-    return Response(StatusViewSerializer(view).data)
+    view = status_view_get(owner=request_user(request), project_id=project_id)
+    return Response(_status_serializer().to_representation(view))
 
 
 class ProcessView(APIView):
@@ -117,7 +137,8 @@ class StatusReadView(APIView):
 class JobDetailView(APIView):
     @extend_schema(operation_id="get_job", tags=["processing"], responses={200: JobSerializer})
     def get(self, request: Request, job_id: str) -> Response:
-        return Response(JobSerializer(selectors.job_get_for_owner(owner=request_user(request), job_id=job_id)).data)
+        job = selectors.job_get_for_owner(owner=request_user(request), job_id=job_id)
+        return Response(_job_serializer().to_representation(job))
 
 
 class QueueMoveView(APIView):

@@ -10,10 +10,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
+from accounts.models import User
+from core.errors import NotFound
 from projects.models import Job, JobStatus, NormalizeState, Page, PageStatus, Project, ProjectStatus
 from projects.selectors.billing import ladder_rung_size, project_next_work_quote
 from projects.selectors.languages import failed_pages_outlook
@@ -117,44 +121,72 @@ class _JobInFlight:
 
 
 _PAGE_COUNTS = ("pages", "prepared", "total", "approved", "failed", "flagged")
+_JOB_COLUMNS = ("job_id", "job_status", "job_page_count")
+# The page counts of a book (its id the one parameter) and its job in flight, as columns
+# named status_<name>. Written in SQL: agents poll the status, and the ORM spent about ten
+# times the query's own time compiling six filtered counts on every read
+# (docs/performance.md, "The API under load"). COUNT(*) FILTER and a JSON column compared
+# with '[]' mean the same on PostgreSQL and SQLite.
+_COUNTS_AND_JOB = f"""
+    (
+        SELECT COUNT(*) AS status_pages,
+            COUNT(*) FILTER (WHERE prepared) AS status_prepared,
+            COUNT(*) FILTER (WHERE included) AS status_total,
+            COUNT(*) FILTER (WHERE included AND status = '{PageStatus.APPROVED.value}') AS status_approved,
+            COUNT(*) FILTER (WHERE included AND status = '{PageStatus.FAILED.value}') AS status_failed,
+            COUNT(*) FILTER (
+                WHERE included AND status = '{PageStatus.APPROVED.value}' AND review_flags <> '[]'
+            ) AS status_flagged
+        FROM {Page._meta.db_table} WHERE project_id = %s
+    ) AS counts
+    LEFT JOIN {Job._meta.db_table} AS job
+        ON job.project_id = %s AND job.status IN ('{JobStatus.QUEUED.value}', '{JobStatus.RUNNING.value}')
+"""  # noqa: S608  (names and enum values from the models; the id a parameter)
+_COUNTS_AND_JOB_COLUMNS = ", ".join(
+    [f"counts.status_{name}" for name in _PAGE_COUNTS]
+    + ["job.id AS status_job_id", "job.status AS status_job_status", "job.page_count AS status_job_page_count"]
+)
 
 
-def _counts_and_job_in_flight(project: Project) -> tuple[dict[str, int], _JobInFlight | None]:
-    """The book's page counts and its job in flight (at most one, a database constraint), in
-    one query. Written in SQL: agents poll the status, and the ORM spent about ten times the
-    query's own time compiling six filtered counts on every read (docs/performance.md, "The
-    API under load"). COUNT(*) FILTER and a JSON column compared with '[]' mean the same on
-    PostgreSQL and SQLite."""
-    project_id = Page._meta.get_field("project").get_db_prep_value(project.pk, connection)
-    sql = f"""
-        SELECT counts.*, job.id, job.status, job.page_count
-        FROM (
-            SELECT COUNT(*),
-                COUNT(*) FILTER (WHERE prepared),
-                COUNT(*) FILTER (WHERE included),
-                COUNT(*) FILTER (WHERE included AND status = %s),
-                COUNT(*) FILTER (WHERE included AND status = %s),
-                COUNT(*) FILTER (WHERE included AND status = %s AND review_flags <> '[]')
-            FROM {Page._meta.db_table} WHERE project_id = %s
-        ) AS counts
-        LEFT JOIN {Job._meta.db_table} AS job ON job.project_id = %s AND job.status IN (%s, %s)
-    """  # noqa: S608  (table names from the models; every value a parameter)
-    approved, failed = PageStatus.APPROVED.value, PageStatus.FAILED.value
-    params = [approved, failed, approved, project_id, project_id, JobStatus.QUEUED.value, JobStatus.RUNNING.value]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    counts = dict(zip(_PAGE_COUNTS, row[: len(_PAGE_COUNTS)], strict=True))
-    job_id, job_status, job_pages = row[len(_PAGE_COUNTS) :]
+def _counts_and_job(row: Any) -> tuple[dict[str, int], _JobInFlight | None]:
+    """The page counts and the job in flight from a row of _COUNTS_AND_JOB's columns (an
+    object with them as attributes)."""
+    counts = {name: getattr(row, f"status_{name}") for name in _PAGE_COUNTS}
+    job_id, job_status, job_pages = (getattr(row, f"status_{name}") for name in _JOB_COLUMNS)
     job = None if job_id is None else _JobInFlight(pk=uuid.UUID(str(job_id)), status=job_status, page_count=job_pages)
     return counts, job
+
+
+def status_view_get(*, owner: User, project_id: uuid.UUID | str) -> StatusView:
+    """The status view of the owner's book, in one query on a book at work (the project, its
+    page counts and its job in flight) and the engine's status from the cache. Someone
+    else's book is NotFound, exactly like a missing one."""
+    project_key = Page._meta.get_field("project").get_db_prep_value(project_id, connection)
+    owner_key = Project._meta.get_field("owner").get_db_prep_value(owner.pk, connection)
+    sql = f"""
+        SELECT project.*, {_COUNTS_AND_JOB_COLUMNS}
+        FROM {Project._meta.db_table} AS project CROSS JOIN {_COUNTS_AND_JOB}
+        WHERE project.id = %s AND project.owner_id = %s
+    """  # noqa: S608  (names from the models; every value a parameter)
+    project = next(iter(Project.objects.raw(sql, [project_key, project_key, project_key, owner_key])), None)
+    if project is None:
+        raise NotFound("No such project.")
+    return _status_view_compose(project, *_counts_and_job(project))
 
 
 def status_view_for(*, project: Project) -> StatusView:
     """The book's status view: one query on a book at work (its page counts with its job in
     flight) and the engine's status from the cache; a few more queries only when it is paused
     for credit, complete or still being prepared."""
-    counts, job = _counts_and_job_in_flight(project)
+    project_key = Page._meta.get_field("project").get_db_prep_value(project.pk, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {_COUNTS_AND_JOB_COLUMNS} FROM {_COUNTS_AND_JOB}", [project_key, project_key])  # noqa: S608
+        row = cursor.fetchone()
+    columns = [f"status_{name}" for name in (*_PAGE_COUNTS, *_JOB_COLUMNS)]
+    return _status_view_compose(project, *_counts_and_job(SimpleNamespace(**dict(zip(columns, row, strict=True)))))
+
+
+def _status_view_compose(project: Project, counts: dict[str, int], job: _JobInFlight | None) -> StatusView:
     progress = Progress(
         translated_pages=counts["approved"],
         total_pages=counts["total"],

@@ -4,6 +4,8 @@ count, and how many queries they take, so that a regression in either fails here
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from projects.models import JobStatus, PageStatus, ProjectStatus
@@ -12,8 +14,8 @@ from tests.projects.test_status_view import with_job
 
 pytestmark = pytest.mark.django_db
 
-# The credential's account, the project, its page counts with its job in flight.
-STATUS_QUERIES = 3
+# The credential's account; the project with its page counts and its job in flight.
+STATUS_QUERIES = 2
 # The credential's account, the job.
 JOB_QUERIES = 2
 
@@ -80,15 +82,18 @@ def test_status_read_does_not_count_another_books_pages_or_job(user, auth_client
     assert (body["progress"]["translatedPages"], body["progress"]["totalPages"]) == (2, 2)
 
 
-def test_status_read_of_someone_elses_book_is_not_found_in_two_queries(
+def test_status_read_of_someone_elses_book_is_not_found_like_a_missing_one(
     user, other_user, auth_client, django_assert_num_queries
 ):
     project = book_at_work(other_user)
 
-    with django_assert_num_queries(2):  # the account, the project scoped to it
+    with django_assert_num_queries(STATUS_QUERIES):
         response = auth_client.get(f"/v1/projects/{project.pk}/status")
+    missing = auth_client.get(f"/v1/projects/{uuid.uuid4()}/status")
 
-    assert response.status_code == 404
+    assert response.status_code == missing.status_code == 404
+    assert response.json()["code"] == missing.json()["code"] == "not_found"
+    assert response.json()["detail"] == missing.json()["detail"]
 
 
 def test_status_read_with_an_api_key_takes_as_many_queries(user, key_client, django_assert_num_queries):

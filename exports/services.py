@@ -353,7 +353,8 @@ def archive_write(*, project: Project, book: ExportBook, options: ExportOptions,
                 with archive.open(name, "w", force_zip64=True) as entry:
                     _copy(spool, entry)
             files.append({"name": name, "format": export_format, "mimeType": renderer.mime_type})
-        if original_available(project=project):
+        # A book built in memory (no source to read) has no original layout.
+        if book.source is not None and original_available(project=project):
             original = _options_for("Pdf", replace(options, layout=ORIGINAL))
             with tempfile.TemporaryFile() as spool:
                 renderer_for("Pdf").render(book, original, spool)

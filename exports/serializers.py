@@ -29,8 +29,9 @@ class ExportRequestSerializer(serializers.Serializer[Any]):
         choices=LAYOUTS,
         default=REFLOW,
         help_text="Pdf only. reflow: the book typeset anew (the default). original: each page of the source PDF "
-        "with its text replaced by the translation, its drawings, images, links and page size kept; with "
-        "bilingual, each source page followed by its translated page. The Archive and All include both.",
+        "(for a book of images, each page image) with its text replaced by the translation, its drawings, images, "
+        "links and page size kept; with bilingual, each source page followed by its translated page. The Archive "
+        "and All include both.",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from rest_framework import serializers
 from core.serializers import Int64Field, MoneyField
 from projects.models import Job, JobKind, JobStatus, Page, PageStatus, Project, ProjectStatus, SourceKind, Upload
 from projects.selectors.billing import project_book_cost
-from projects.selectors.projects import ROW_ID, ROW_STATUS, PageRow, page_rows
+from projects.selectors.projects import PAGE_ROW_FIELDS, ROW_ID, ROW_STATUS, PageRow, page_rows
 from translation.engines import ModelState
 from wallet.api.serializers import BookCostSerializer
 from wallet.selectors.pricing import BookCost
@@ -155,26 +155,7 @@ class PageSerializer(serializers.ModelSerializer[Page]):
 
     class Meta:
         model = Page
-        fields = [
-            "id",
-            "index",
-            "status",
-            "included",
-            "source_language_override",
-            "source_name",
-            "width",
-            "height",
-            "has_text_layer",
-            "word_count",
-            "attempts",
-            "cost_usd",
-            "failure_code",
-            "failure_reason",
-            "review_flags",
-            "prepared",
-            "image_url",
-            "thumbnail_url",
-        ]
+        fields = [*PAGE_ROW_FIELDS, "image_url", "thumbnail_url"]  # the columns the project read fetches
         extra_kwargs = {
             "prepared": {"help_text": "False while its image and text are still being made from the file."},
             "failure_code": {"help_text": "Why its last attempt failed (empty unless Failed): " + FAILURE_CODES},

@@ -1,9 +1,12 @@
 """OpenAPI generation: what every operation answers besides its own body, added here from
 what the view declares, so that no endpoint can be missing it and a generated client
 (openapi-python-client, see docs/api.md) gets it right:
-- the problem+json error responses (credentials, body, path parameters, pages, rate
-  limit, Idempotency-Key), views adding the specific ones (402, 409, ...) themselves;
+- the problem+json error responses (credentials, body and its size, path parameters,
+  pages, rate limit, Idempotency-Key), views adding the specific ones (402, 409, ...)
+  themselves;
 - the `Idempotency-Key` request header on the operations `@idempotent` wraps;
+- the JSON body of a DELETE that reads one (`@reads_body`: DELETE /v1/me's password),
+  which drf-spectacular leaves out (it describes the bodies of POST, PUT and PATCH only);
 - `additionalProperties: false` on every request body (an unknown member is a 400);
 - the response headers: X-Request-Id on every response, Retry-After on 409, 429 and 503,
   Idempotent-Replayed on an idempotent operation's success, Content-Disposition on a file,
@@ -15,7 +18,8 @@ contract names them, and the problem body's `code` as the enum of the catalogue.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
@@ -29,7 +33,15 @@ from core.problem_json import PROBLEM_CONTENT_TYPE
 
 REQUEST_ID_HEADER = "X-Request-Id"
 RETRY_AFTER_STATUSES = ("409", "429", "503")
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 IDEMPOTENCY_STATUSES = (400, 409, 422)  # idempotency_key_invalid, request_in_progress, idempotency_key_reused
+
+
+def reads_body(handler: Handler) -> Handler:
+    """Mark a DELETE handler that reads a body, so the schema declares it (its
+    `extend_schema(request=...)`) and a generated client sends it."""
+    handler.reads_body = True  # type: ignore[attr-defined]
+    return handler
 
 
 def _header(description: str, schema: dict[str, Any] | None = None, *, required: bool = False) -> dict[str, Any]:
@@ -39,8 +51,10 @@ def _header(description: str, schema: dict[str, Any] | None = None, *, required:
 class ProblemAutoSchema(AutoSchema):
     def _implied_error_statuses(self) -> list[int]:
         statuses = []
-        if self.method in ("POST", "PUT", "PATCH"):
-            statuses += [400, 415]
+        if self._takes_body():
+            # A body past the route's limit is 413 request_too_large before Django reads it
+            # (core/asgi_limits.py), whatever the operation does with a body.
+            statuses += [400, 413, 415]
         elif self._validates_query():
             statuses.append(400)  # a query parameter it reads has a value it refuses
         if not any(permission is AllowAny for permission in getattr(self.view, "permission_classes", [])):
@@ -53,6 +67,22 @@ class ProblemAutoSchema(AutoSchema):
             statuses += IDEMPOTENCY_STATUSES
         statuses.append(500)
         return statuses
+
+    def _takes_body(self) -> bool:
+        return self.method in ("POST", "PUT", "PATCH") or (
+            self.method == "DELETE" and bool(getattr(self._handler(), "reads_body", False))
+        )
+
+    def _get_request_body(self, direction: str = "request") -> Any:
+        if self.method != "DELETE" or not self._takes_body():
+            return super()._get_request_body(direction)
+        # drf-spectacular describes the bodies of POST, PUT and PATCH only; a DELETE that
+        # reads one is described as a POST's would be.
+        self.method = "POST"
+        try:
+            return super()._get_request_body(direction)
+        finally:
+            self.method = "DELETE"
 
     def _validates_query(self) -> bool:
         """Reads its query string through a serializer or a paginator (either answers 400 to

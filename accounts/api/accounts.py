@@ -35,6 +35,7 @@ from accounts.permissions import JwtOnly
 from accounts.services import api_keys
 from accounts.services import users as services
 from core.openapi import problem_responses
+from core.schema import reads_body
 from core.serializers import validated
 from core.throttling import ClientAddressRateThrottle
 
@@ -128,6 +129,7 @@ class MeView(APIView):
         "within ACCOUNT_DELETE_SIGN_IN_MAX_AGE_MINUTES (403 recent_sign_in_required). 409 top_up_in_flight while "
         "a top-up is pending. See docs/api.md, Account deletion.",
     )
+    @reads_body
     def delete(self, request: Request) -> Response:
         data = validated(AccountDeleteInputSerializer, request.data)
         token = request.auth

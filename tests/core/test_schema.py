@@ -112,6 +112,17 @@ def test_json_bodies_are_declared_as_json_only_and_multipart_only_where_a_file_i
     }
 
 
+def test_every_operation_that_reads_a_body_declares_its_413_and_delete_me_its_password(schema):
+    for method, path, operation in operations(schema):
+        if "requestBody" in operation:
+            assert {"400", "413", "415"} <= set(operation["responses"]), (method, path)
+    delete_me = schema["paths"]["/v1/me"]["delete"]
+    (body,) = delete_me["requestBody"]["content"].values()
+    password = schema["components"]["schemas"][body["schema"]["$ref"].rsplit("/", 1)[1]]["properties"]["password"]
+    assert password["type"] == "string"
+    assert not delete_me["requestBody"].get("required")  # an account without a password sends nothing
+
+
 def test_idempotent_operations_declare_the_key_their_statuses_and_the_replay_header(schema):
     process = schema["paths"]["/v1/projects/{id}/process"]["post"]
     create = schema["paths"]["/v1/projects"]["post"]

@@ -1,7 +1,7 @@
 """A client generated from the live /v1/schema with openapi-python-client (pinned in
 requirements/dev.txt, configured by docs/clients/openapi-python-client.yaml) drives a whole
 book through the real API server and a worker, with no hand patches: register, top up,
-upload, create, normalize, process, poll, export, download."""
+upload, create, normalize, process, poll, export, download; then deletes the account."""
 
 from __future__ import annotations
 
@@ -168,3 +168,12 @@ def test_a_client_generated_from_the_schema_runs_a_whole_book(
     missing = api.projects.get_project.sync(uuid.uuid4(), client=client)
     assert isinstance(missing, models.Problem)
     assert missing.code == models.ProblemCodeEnum.NOT_FOUND
+
+    # DELETE /v1/me takes the password in a JSON body: the client must send it.
+    deleted = api.account.delete_me.sync_detailed(
+        client=client, body=models.AccountDeleteInputRequest(password=PASSWORD)
+    )
+    assert deleted.status_code == 204, deleted.content
+    gone = api.account.get_me.sync(client=client)
+    assert isinstance(gone, models.Problem)
+    assert gone.code == models.ProblemCodeEnum.ACCOUNT_DISABLED

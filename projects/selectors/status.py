@@ -211,6 +211,12 @@ def _status_view_compose(project: Project, counts: dict[str, int], job: _JobInFl
 
     if state == ProjectStatus.CREATED and stopped:
         title, detail = "Preparing the book stopped", project.failure_reason
+    elif state == ProjectStatus.CREATED and intake is not None:
+        # normalize was called and renders a short book inside its request: never "call normalize".
+        title = "Preparing pages"
+        detail = (
+            f"{intake.prepared_pages} of {intake.total_pages} pages prepared from the file; Calibrating once all are."
+        )
     elif state == ProjectStatus.CREATED:
         title, detail = "Not prepared yet", "Call normalize to turn the file into pages, then process."
     elif state in (ProjectStatus.CALIBRATING, ProjectStatus.PROCESSING):

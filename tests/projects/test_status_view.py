@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from projects.models import Job, JobKind, JobStatus, PageStatus, ProjectStatus, QueueTicket
+from projects.models import Job, JobKind, JobStatus, NormalizeState, PageStatus, ProjectStatus, QueueTicket
 from tests.factories import ProjectFactory, pages_add
 from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
 from wallet.services.ledger import hold_place, hold_settle, wallet_credit
@@ -161,6 +161,23 @@ def test_every_state_says_where_the_book_stands(user, auth_client, settings, sta
 
 def test_every_state_has_a_case():
     assert {case[0] for case in CASES} == set(ProjectStatus.values)
+
+
+@pytest.mark.parametrize("normalize_state", [NormalizeState.QUEUED, NormalizeState.RUNNING])
+def test_a_created_book_being_normalized_inside_its_request_never_asks_for_normalize(
+    user, auth_client, normalize_state
+):
+    # A book of at most NORMALIZE_INLINE_MAX_PAGES pages stays Created while normalize
+    # renders it; a status read from elsewhere meanwhile must not ask for normalize again.
+    project = ProjectFactory(owner=user, status=ProjectStatus.CREATED, normalize_state=normalize_state)
+    pages_add(project, 4)
+    project.pages.filter(index__gte=3).update(prepared=False)
+
+    body = auth_client.get(f"/v1/projects/{project.pk}/status").json()
+
+    assert (body["state"], body["phase"], body["title"]) == ("Created", "intake", "Preparing pages")
+    assert body["intake"] == {"preparedPages": 2, "totalPages": 4}
+    assert "normalize" not in body["detail"].lower()
 
 
 def test_the_overlay_reads_unconfigured_without_an_engine_server(user, auth_client, settings):

@@ -2,7 +2,8 @@
 # The GPU node's image: vLLM (requirements/gpu.txt) and the service's code. A GPU node
 # runs two containers of it side by side (docs/deploy.md, "The GPU node"):
 #   vllm serve <the recommended model>                  the model server, holding the GPU
-#   celery -A config worker -Q process,retry            the worker that runs the batches
+#   celery -A config worker -Q process,retry --pool threads -c 64
+#                                                       the worker that runs the batches
 #                                                       against that server (this CMD)
 # Build from the repository root: `docker build -f docker/gpu.Dockerfile .`
 #
@@ -42,4 +43,4 @@ COPY . .
 RUN mkdir -p var /home/app/.cache \
  && chown app:app var /home/app/.cache
 USER app
-CMD ["celery", "-A", "config", "worker", "-Q", "process,retry", "-n", "gpu@%h", "--loglevel", "INFO"]
+CMD ["celery", "-A", "config", "worker", "-Q", "process,retry", "-n", "gpu@%h", "--pool", "threads", "-c", "64", "--loglevel", "INFO"]

@@ -12,7 +12,7 @@ REDIS_PORT="${REDIS_PORT:-6379}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}"
 export PATH="$PWD/.venv/bin:$PATH"
 
-processes=(web worker beat)
+processes=(web worker batches beat)
 if [[ "$REDIS_URL" == "redis://127.0.0.1:$REDIS_PORT/"* ]] && ! redis_ping "$REDIS_PORT"; then
   [ -n "$(redis_binary)" ] || apt_install redis-server
   processes=(redis "${processes[@]}")

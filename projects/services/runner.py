@@ -1,8 +1,10 @@
 """Running one claimed batch: pages to the engine concurrently, each committed as it
 finishes, then settlement and the ladder's next step.
 
-- Pages go to the engine from ENGINE_CONCURRENCY threads, so a vLLM server's continuous
-  batching stays full; each result is committed on its own (Approved with its review
+- Pages go to the engine through the process's page pool (translation.engines.pool):
+  ENGINE_CONCURRENCY pages at once drawn from every batch the process runs, the job with
+  the lowest queue position first, so a model server's continuous batching stays full
+  whether it serves one big batch or many small ones; each result is committed on its own (Approved with its review
   package and measured cost, or Failed with the reason, one attempt used, and whether the
   ladder may retry it by itself), so a worker that dies mid-batch loses no finished page.
 - The worker commits only while its claim is the job's latest (`Job.claims`): a worker
@@ -28,13 +30,13 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -67,6 +69,7 @@ from translation.engines import (
     model_status_forget,
 )
 from translation.engines.markup import prose_of
+from translation.engines.pool import page_pool
 from translation.errors import BatchEngineUnavailable
 from translation.languages import language_detect
 from wallet.models import CauseType, Hold
@@ -148,9 +151,9 @@ class _Heartbeat:
                     )
                 except DatabaseError:  # a dropped connection: the next beat takes a new one
                     logger.warning("job %s: a heartbeat could not be written", self.job_id, exc_info=True)
-                    close_old_connections()
+                connection_release()
         finally:
-            close_old_connections()
+            connection_release()
 
     def __enter__(self) -> _Heartbeat:
         self.thread.start()
@@ -159,6 +162,18 @@ class _Heartbeat:
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.thread.join()
+
+
+def connection_release() -> None:
+    """Gives this thread's database connection back (to PostgreSQL's pool) while it waits:
+    a worker runs many batches at once, each with a heartbeat, and they share a few
+    connections instead of holding two each. Not inside a transaction (a test's, or an
+    inline batch's caller's), which keeps its connection."""
+    if not connection.in_atomic_block:
+        try:
+            connection.close()
+        except DatabaseError:  # a connection already broken is gone either way
+            logger.warning("a database connection could not be closed cleanly", exc_info=True)
 
 
 def _still_mine(job: Job, claim: int) -> bool:
@@ -384,9 +399,11 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
         elif not _still_mine(job, claim):
             outcome.superseded = True
 
-    with _Heartbeat(job, claim), ThreadPoolExecutor(max_workers=settings.ENGINE_CONCURRENCY) as pool:
-        running = {pool.submit(page_translate, engine, inputs[page.pk]): page for page in pages}
+    pool = page_pool()
+    with _Heartbeat(job, claim):
+        running = {pool.submit(job.queue_position, page_translate, engine, inputs[page.pk]): page for page in pages}
         while running:
+            connection_release()
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 handle(running.pop(future), future)

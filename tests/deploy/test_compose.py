@@ -186,17 +186,22 @@ def test_the_model_server_is_the_recommended_vllm_command_on_a_reserved_gpu(stac
     assert server.environment["VLLM_API_KEY"] == the_gpu_worker(stack).environment["VLLM_API_KEY"]
 
 
-def test_the_gpu_nodes_batches_fill_vllms_sequences_at_the_defaults(stack):
+def test_the_gpu_nodes_page_pool_fills_vllms_sequences_at_the_defaults(stack):
+    """One worker process on the node: its page pool is vLLM's --max-num-seqs, and it runs
+    as many batches at once (threads) as the pool has pages, so books on their 1-page rung
+    fill it together."""
     gpu_worker = the_gpu_worker(stack)
-    batches = int(gpu_worker.option("-c", "--concurrency") or 0)
-    pages_per_batch = int(gpu_worker.environment["ENGINE_CONCURRENCY"])
-    assert batches * pages_per_batch == int(the_model_server(stack).option("--max-num-seqs") or 0)
+    pool_pages = int(gpu_worker.environment["ENGINE_CONCURRENCY"])
+    assert pool_pages == int(the_model_server(stack).option("--max-num-seqs") or 0)
+    assert gpu_worker.option("--pool", "-P") == "threads"
+    assert int(gpu_worker.option("-c", "--concurrency") or 0) >= pool_pages
     assert gpu_worker.environment["VLLM_BASE_URL"] == "http://vllm:8000"
 
 
 def test_batches_per_gpu_node_and_pages_per_batch_are_the_two_gpu_knobs(variables):
     """GPU_WORKER_CONCURRENCY is the GPU worker's -c (batches at once on the node);
-    ENGINE_CONCURRENCY, the setting, is the pages each batch has at vLLM. Both documented."""
+    ENGINE_CONCURRENCY, the setting, is the page pool: the pages the worker has at vLLM,
+    drawn from all of them. Both documented."""
     tuned = services_of(compose_load({**variables, "GPU_WORKER_CONCURRENCY": "3", "ENGINE_CONCURRENCY": "21"}))
     gpu_worker = the_gpu_worker(tuned)
     assert gpu_worker.option("-c", "--concurrency") == "3"

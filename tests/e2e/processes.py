@@ -93,9 +93,12 @@ class Services:
         self.var_dir = var_dir
         self.started: list[Service] = []
 
-    def worker(self, name: str, queues: str = WORK_QUEUES, *, pool: str = "solo", **env: object) -> Service:
+    def worker(
+        self, name: str, queues: str = WORK_QUEUES, *, pool: str = "solo", concurrency: int = 1, **env: object
+    ) -> Service:
         """A worker on `queues` (comma-separated; processing's by default), one task at a
-        time; `pool="prefork"` as in production where a test needs its time limits."""
+        time; `pool="prefork"` as in production where a test needs its time limits, or
+        `pool="threads"` with a `concurrency` as the GPU node runs its batches."""
         argv = [
             sys.executable,
             "-m",
@@ -107,7 +110,7 @@ class Services:
             queues,
             f"--pool={pool}",
             "-c",
-            "1",
+            str(concurrency),
             "--without-heartbeat",
             "--without-mingle",
             "--without-gossip",

@@ -1,6 +1,6 @@
 """Page-number pagination whose query parameters are validated like a body: `?page` and
-`?pageSize` must be whole numbers from 1 (pageSize at most the list's maximum), else 400
-validation_error naming the parameter; DRF's own class ignores such values silently."""
+`?pageSize` must be whole numbers from 1 (pageSize at most the list's maximum), given once,
+else 400 validation_error naming the parameter; DRF's own class ignores such values silently."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 
+from core.serializers import query_repeats_refuse
+
 
 def positive_int_query(request: Request, name: str, *, maximum: int | None = None) -> int | None:
     """The query parameter `name` as an int from 1 to `maximum`; None when absent."""
+    query_repeats_refuse(request.query_params, [name])
     raw = request.query_params.get(name)
     if raw is None:
         return None

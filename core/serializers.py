@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -75,13 +76,28 @@ def validated(serializer_class: type[serializers.Serializer[Any]], data: Any) ->
     unknown = _members_unknown(serializer_class(), data)
     if unknown:
         raise FieldsUnknown(unknown)
-    return validated_query(serializer_class, data)
+    return _validated_data(serializer_class, data)
 
 
-def validated_query(serializer_class: type[serializers.Serializer[Any]], query: Any) -> dict[str, Any]:
-    """A query string's validated parameters; a 400 validation_error otherwise. Parameters
-    the serializer does not name are left alone (pagination's, a client's cache buster)."""
-    serializer = serializer_class(data=query)
+def query_repeats_refuse(query: QueryDict, names: Iterable[str]) -> None:
+    """400 validation_error naming each of `names` the query string gives more than once
+    (`?status=Created&status=Failed`): which one was meant cannot be told, as a body's
+    repeated member cannot."""
+    repeated = [name for name in names if len(query.getlist(name)) > 1]
+    if repeated:
+        raise serializers.ValidationError({name: ["Given more than once; send it once."] for name in repeated})
+
+
+def validated_query(serializer_class: type[serializers.Serializer[Any]], query: QueryDict) -> dict[str, Any]:
+    """A query string's validated parameters; a 400 validation_error otherwise, a parameter
+    it names given twice too. Parameters the serializer does not name are left alone
+    (pagination's, a client's cache buster)."""
+    query_repeats_refuse(query, serializer_class().fields)
+    return _validated_data(serializer_class, query)
+
+
+def _validated_data(serializer_class: type[serializers.Serializer[Any]], data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
 

@@ -1,5 +1,6 @@
 """Query strings are validated like bodies: a paginated list refuses a `page` or `pageSize`
-that is not a whole number in range with a 400 naming the parameter, never ignoring it."""
+that is not a whole number in range, or is given twice, with a 400 naming the parameter,
+never ignoring it; a filter the same."""
 
 from __future__ import annotations
 
@@ -63,3 +64,17 @@ def test_a_filter_with_a_null_value_is_a_400_too(auth_client, lists):
     body = assert_problem(auth_client.get("/v1/projects", {"status": "null"}), 400, "validation_error")
 
     assert list(body["errors"]) == ["status"]
+
+
+@pytest.mark.parametrize("parameter", ["page", "pageSize"])
+def test_a_page_parameter_given_twice_is_a_400_naming_it(auth_client, lists, parameter):
+    for url in lists:
+        body = assert_problem(auth_client.get(f"{url}?{parameter}=1&{parameter}=2"), 400, "validation_error")
+        assert body["errors"] == {parameter: ["Given more than once; send it once."]}, url
+
+
+def test_a_filter_given_twice_is_a_400_and_an_unnamed_parameter_is_still_ignored(auth_client, lists):
+    body = assert_problem(auth_client.get("/v1/projects?status=Created&status=Failed"), 400, "validation_error")
+    assert list(body["errors"]) == ["status"]
+
+    assert auth_client.get("/v1/projects?cacheBuster=1&cacheBuster=2").status_code == 200

@@ -50,6 +50,16 @@ def scanned_zip(pdf: Path, tmp_path: Path) -> bytes:
     return buffer.getvalue()
 
 
+def screenshots_zip(pdf: Path, tmp_path: Path) -> bytes:
+    """The PDF as screenshots of a reader: colour PNGs at a screen's 110 dpi."""
+    subprocess.run(["pdftoppm", "-r", "110", "-png", str(pdf), str(tmp_path / "shot")], check=True)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for number, path in enumerate(sorted(tmp_path.glob("shot-*.png")), start=1):
+            archive.writestr(f"Screenshot {number}.png", path.read_bytes())
+    return buffer.getvalue()
+
+
 def real_words(pdf: Path) -> int:
     return words_count(subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, check=True).stdout.decode())
 
@@ -60,6 +70,17 @@ def test_a_scanned_book_is_estimated_within_a_fifth_of_its_words(api_client, tmp
     assert real > PAGES * 250  # denser than the words-per-page constant: the old estimate was low
 
     body = upload(api_client, "scan.zip", scanned_zip(pdf, tmp_path), url="/v1/anonymous-estimate").json()
+
+    assert body["pageCount"] == PAGES
+    assert body["hasTextLayer"] is False
+    assert abs(body["wordEstimate"] - real) <= 0.2 * real, (body["wordEstimate"], real)
+
+
+def test_a_book_of_screenshots_is_estimated_within_a_fifth_of_its_words(api_client, tmp_path):
+    pdf = prose_pdf(tmp_path)
+    real = real_words(pdf)
+
+    body = upload(api_client, "shots.zip", screenshots_zip(pdf, tmp_path), url="/v1/anonymous-estimate").json()
 
     assert body["pageCount"] == PAGES
     assert body["hasTextLayer"] is False

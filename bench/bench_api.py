@@ -143,9 +143,9 @@ def redis_server(workdir: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def api_server(workdir: Path, redis_url: str) -> Iterator[str]:
+def api_server(workdir: Path, redis_url: str, **settings_env: str) -> Iterator[str]:
     """The API server (uvicorn, as scripts/run.sh starts it) on the bench's database and
-    Redis; its base URL."""
+    Redis, with `settings_env` over the environment; its base URL."""
     port = free_port()
     log = workdir / "api-server.log"
     env = {
@@ -155,6 +155,7 @@ def api_server(workdir: Path, redis_url: str) -> Iterator[str]:
         "CACHE_URL": redis_url,
         "CHANNELS_REDIS_URL": redis_url,
         "PYTHONUNBUFFERED": "1",
+        **settings_env,
     }
     argv = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
     argv += ["--lifespan", "off", "--log-level", "warning", "--no-access-log"]

@@ -1,19 +1,26 @@
 """The ASGI application: HTTP through Django, and the websocket hub at /v1/hub through
 Channels' protocol router. Request bodies are limited before Django reads them
-(core/asgi_limits.py), and the upload temporary files of server processes that died are
-swept when a server process starts (core/uploads.py)."""
+(core/asgi_limits.py), Django's handler runs each request's synchronous part in one call
+on a thread kept from one request to the next (core/asgi_handler.py), and the upload
+temporary files of server processes that died are swept when a server process starts
+(core/uploads.py).
 
+Once all of that is imported, the objects alive are moved out of the garbage collector's
+sight (gc.freeze): they live as long as the process, and a full collection under load
+otherwise walks every one of them again (docs/performance.md, "The API under load")."""
+
+import gc
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402  (after Django is set up)
 
 from config.websockets import websocket_urlpatterns  # noqa: E402
+from core.asgi_handler import RequestHandler  # noqa: E402
 from core.asgi_limits import RequestBodyLimits  # noqa: E402
 from core.uploads import upload_temporary_files_sweep  # noqa: E402
 
@@ -21,8 +28,11 @@ upload_temporary_files_sweep()
 
 application = ProtocolTypeRouter(
     {
-        "http": RequestBodyLimits(django_asgi_app),
+        "http": RequestBodyLimits(RequestHandler()),
         # Channels' stubs want their own pattern type, which path() does not return.
         "websocket": URLRouter(websocket_urlpatterns),  # type: ignore[arg-type]
     }
 )
+
+gc.collect()
+gc.freeze()

@@ -100,8 +100,11 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
 }
-# Under ASGI, Django's persistent connections must stay off (CONN_MAX_AGE=0); PostgreSQL
-# gets psycopg's connection pool instead, so a request does not pay for a new connection.
+# PostgreSQL gets psycopg's connection pool, so a request does not pay for a new
+# connection (the pool needs CONN_MAX_AGE=0). SQLite has no pool: its connections are kept
+# for a minute by the thread that opened them (the API's request threads are kept from one
+# request to the next: core/asgi_handler.py), so a read does not reopen the file and parse
+# the schema every time.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.bool("DATABASE_POOL", default=True):
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
@@ -120,6 +123,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+    DATABASES["default"]["CONN_MAX_AGE"] = 60
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 

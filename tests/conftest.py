@@ -27,14 +27,18 @@ from tests.support.s3 import BUCKET, CREDENTIALS, s3_storages
 from tests.wallet.stripe_stand_in import API_KEY as STRIPE_API_KEY
 from tests.wallet.stripe_stand_in import WEBHOOK_SECRET as STRIPE_WEBHOOK_SECRET
 from tests.wallet.stripe_stand_in import StripeStandIn
+from translation.engines import model_status_local_drop
 
 
 @pytest.fixture(autouse=True)
 def _clean_cache() -> Iterator[None]:
-    """Rate-limit counters live in Redis; each test starts from none."""
+    """Rate-limit counters live in Redis; each test starts from none (and from no model
+    status kept in this process: translation/engines/status.py)."""
     cache.clear()
+    model_status_local_drop()
     yield
     cache.clear()
+    model_status_local_drop()
 
 
 @pytest.fixture(autouse=True)

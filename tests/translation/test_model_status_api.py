@@ -6,7 +6,7 @@ import pytest
 from django.core.cache import cache
 
 from tests.support.problems import assert_problem
-from translation.engines import model_status
+from translation.engines import model_status, model_status_forget, model_status_local_drop
 
 
 def test_it_answers_anonymously_with_state_engine_model_and_detail(settings, api_client):
@@ -47,6 +47,7 @@ def test_the_status_is_cached_for_a_few_seconds_so_reads_do_not_probe_the_server
 
     second = api_client.get("/v1/model-status").json()
     cache.clear()  # the few seconds have passed
+    model_status_local_drop()
     third = api_client.get("/v1/model-status").json()
 
     assert first["state"] == second["state"] == "starting"
@@ -62,6 +63,22 @@ def test_a_read_within_the_cache_window_sends_nothing_to_the_server(vllm, api_cl
         api_client.get("/v1/model-status")
 
     assert len(vllm.requests) == probes
+
+
+def test_a_process_answers_from_its_own_copy_for_a_moment_and_its_own_forget_at_once(vllm, api_client):
+    first = api_client.get("/v1/model-status").json()
+    vllm.starting = True
+    cache.clear()  # the shared copy dropped elsewhere (another process's forget): not seen here yet
+    probes = len(vllm.requests)
+
+    kept = api_client.get("/v1/model-status").json()
+    probes_after_kept = len(vllm.requests)
+    model_status_forget()  # this process's own forget (the runner here saw the engine go down)
+    fresh = api_client.get("/v1/model-status").json()
+
+    assert first["state"] == kept["state"] == "ready"
+    assert probes_after_kept == probes
+    assert fresh["state"] == "starting"
 
 
 def test_with_caching_off_every_read_probes(settings, vllm):

@@ -20,7 +20,7 @@ from translation.engines.base import (
 )
 from translation.engines.completeness import completeness_problem
 from translation.engines.factory import engine_build, engine_get
-from translation.engines.status import model_status, model_status_forget
+from translation.engines.status import model_status, model_status_forget, model_status_local_drop
 from translation.errors import UnsupportedLanguagePair
 
 __all__ = [
@@ -42,4 +42,5 @@ __all__ = [
     "engine_get",
     "model_status",
     "model_status_forget",
+    "model_status_local_drop",
 ]

@@ -162,6 +162,11 @@ _LETTER_HINTS = {
     "ê": "fr",
     "è": "fr",
 }
+# Each stopword with the languages it belongs to (a word is looked up once, not per language).
+_STOPWORD_LANGUAGES: dict[str, tuple[str, ...]] = {
+    word: tuple(language for language, stopwords in _STOPWORDS.items() if word in stopwords)
+    for word in set().union(*_STOPWORDS.values())
+}
 _UKRAINIAN_LETTERS = set("іїєґІЇЄҐ")
 _RUSSIAN_LETTERS = set("ыэъёЫЭЪЁ")
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?", re.UNICODE)
@@ -198,7 +203,10 @@ def _script(char: str) -> str | None:
 
 def language_detect(text: str) -> str | None:
     """The ISO 639-1 code of the text's language, or None when it cannot tell."""
-    scripts = Counter(script for char in text if (script := _script(char)) is not None)
+    scripts: Counter[str] = Counter()
+    for char, count in Counter(text).items():  # each distinct character looked up once
+        if (script := _script(char)) is not None:
+            scripts[script] += count
     letters = sum(scripts.values())
     if letters < MIN_LETTERS:
         return None
@@ -224,13 +232,12 @@ def language_detect(text: str) -> str | None:
 def _latin_language(text: str) -> str | None:
     words = [word.lower() for word in _WORD.findall(text)]
     votes: dict[str, float] = dict.fromkeys(_STOPWORDS, 0.0)
-    for word in words:
-        for language, stopwords in _STOPWORDS.items():
-            if word in stopwords:
-                votes[language] += 1
-    for char in text.lower():
+    for word, count in Counter(words).items():
+        for language in _STOPWORD_LANGUAGES.get(word, ()):
+            votes[language] += count
+    for char, count in Counter(text.lower()).items():
         if char in _LETTER_HINTS:
-            votes[_LETTER_HINTS[char]] += 0.5
+            votes[_LETTER_HINTS[char]] += 0.5 * count
     ranked = sorted(votes.items(), key=lambda item: item[1], reverse=True)
     (best, best_votes), (_, runner_up) = ranked[0], ranked[1]
     if best_votes < 2 or best_votes < 0.05 * len(words) or best_votes == runner_up:

@@ -79,6 +79,8 @@ logger = logging.getLogger(__name__)
 CONTEXT_CHARS = 600
 BOOK_LANGUAGE_PAGES = 40
 BOOK_LANGUAGE_CHARS = 20_000
+BOOK_LANGUAGES_KEPT = 4_096
+_book_languages: dict[tuple[uuid.UUID, int, int], str | None] = {}
 # A failed page's failureCode, beside the engines' own (EngineError.code).
 FAILURE_ENGINE = "engine_error"
 FAILURE_INCOMPLETE = "translation_incomplete"  # the completeness check refused the translation
@@ -165,10 +167,10 @@ class _Heartbeat:
 
 
 def connection_release() -> None:
-    """Gives this thread's database connection back (to PostgreSQL's pool) while it waits:
-    a worker runs many batches at once, each with a heartbeat, and they share a few
-    connections instead of holding two each. Not inside a transaction (a test's, or an
-    inline batch's caller's), which keeps its connection."""
+    """Gives this thread's database connection back (to PostgreSQL's pool) between beats:
+    a worker runs many batches at once, and their heartbeats share a few connections
+    instead of holding one each (the batch keeps its own: a connection dropped under it is
+    what hands the job back at once). Not inside a transaction, which keeps its connection."""
     if not connection.in_atomic_block:
         try:
             connection.close()
@@ -204,9 +206,18 @@ def book_language(project: Project) -> str | None:
     if project.source_language_override:
         return project.source_language_override
     sample = project.pages.exclude(text_layer="").order_by("index")[:BOOK_LANGUAGE_PAGES]
-    texts = sample.values_list("structured", "source_markdown", "text_layer")
+    texts = list(sample.values_list("structured", "source_markdown", "text_layer"))
+    # Told once per sample: a book's batches (and the many books a worker runs at once) do
+    # not detect the same text again; a sample that grew (pages read since) is told afresh.
+    key = (project.pk, len(texts), sum(len(markdown) + len(text) for _, markdown, text in texts))
+    if key in _book_languages:
+        return _book_languages[key]
     prose = " ".join(prose_of(markdown) if structured else text for structured, markdown, text in texts)
-    return language_detect(prose[:BOOK_LANGUAGE_CHARS])
+    language = language_detect(prose[:BOOK_LANGUAGE_CHARS])
+    if len(_book_languages) >= BOOK_LANGUAGES_KEPT:
+        _book_languages.clear()
+    _book_languages[key] = language
+    return language
 
 
 def page_input_build(project: Project, page: Page, previous: str, language: str | None = None) -> PageInput:
@@ -403,7 +414,6 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
     with _Heartbeat(job, claim):
         running = {pool.submit(job.queue_position, page_translate, engine, inputs[page.pk]): page for page in pages}
         while running:
-            connection_release()
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 handle(running.pop(future), future)

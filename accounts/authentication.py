@@ -12,7 +12,9 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.request import Request
 from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import ExpiredTokenError, TokenError
+from rest_framework_simplejwt.settings import api_settings as jwt_settings
 from rest_framework_simplejwt.tokens import AccessToken
+from rest_framework_simplejwt.utils import get_md5_hash_password
 
 from accounts.errors import (
     AccountDisabled,
@@ -23,6 +25,7 @@ from accounts.errors import (
     TokenRevoked,
 )
 from accounts.models import ApiKey, User
+from accounts.selectors import user_get_by_id
 from accounts.services.api_keys import api_key_authenticate, looks_like_api_key
 
 AUTH_HEADER_CHALLENGE = 'Bearer realm="api"'
@@ -92,20 +95,22 @@ class JwtAuthentication(JWTAuthentication):
                 ) from None
             raise authentication_failed(TokenInvalid(_("The token is invalid."))) from None
 
-    _USER_FAILURES: dict[str, tuple[type[CredentialRejected], str]] = {
-        "password_changed": (TokenRevoked, "The password changed since this token was issued."),
-        "user_inactive": (AccountDisabled, "The account is disabled."),
-    }
-
     def get_user(self, validated_token: Any) -> User:  # type: ignore[override]
-        try:
-            return super().get_user(validated_token)  # type: ignore[return-value]
-        except exceptions.AuthenticationFailed as failed:
-            # simplejwt's own AuthenticationFailed carries its reason as detail["code"].
-            detail = failed.detail
-            reason = str(detail.get("code", "")) if isinstance(detail, dict) else str(failed.get_codes())
-            rejection, message = self._USER_FAILURES.get(reason, (TokenInvalid, "The token is invalid."))
-            raise authentication_failed(rejection(_(message))) from None
+        """The token's account, refused when it is gone, disabled, or its password changed
+        since the token was issued (the token's `pwd` claim: a password change revokes
+        every earlier token at once). simplejwt's checks, with the account read by
+        `user_get_by_id`."""
+        user_id = validated_token.get(jwt_settings.USER_ID_CLAIM)
+        user = None if user_id is None else user_get_by_id(user_id=user_id)
+        if user is None:
+            raise authentication_failed(TokenInvalid(_("The token is invalid.")))
+        if jwt_settings.CHECK_USER_IS_ACTIVE and not user.is_active:
+            raise authentication_failed(AccountDisabled(_("The account is disabled.")))
+        if jwt_settings.CHECK_REVOKE_TOKEN and validated_token.get(
+            jwt_settings.REVOKE_TOKEN_CLAIM
+        ) != get_md5_hash_password(user.password):
+            raise authentication_failed(TokenRevoked(_("The password changed since this token was issued.")))
+        return user
 
     def authenticate_header(self, request: Request) -> str:
         return AUTH_HEADER_CHALLENGE

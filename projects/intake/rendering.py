@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import tempfile
-import uuid
 import zipfile
 from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pikepdf
 from django.conf import settings
 from PIL import Image, ImageOps
 
@@ -65,11 +62,6 @@ PNG_COMPRESS_LEVEL = 3
 # that cameras and screens write whatever they saw.
 MIN_STATED_DPI, MAX_STATED_DPI = 100.0, 1200.0
 _READ_CHUNK_BYTES = 1024 * 1024
-# Catalog entries that pages depend on (form fields' appearances, optional content's
-# visibility): a book that has one is rendered from its whole file.
-_DOCUMENT_WIDE = ("/AcroForm", "/OCProperties")
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -151,19 +143,21 @@ def _fitted(size: tuple[int, int], longest: int) -> tuple[int, int]:
 
 
 def _pdf_pages(path: Path, *, name: str, start_index: int) -> Generator[RenderedPage, None, None]:
-    count = _pdf_page_count(path)
+    sizes = _pdf_page_sizes(path)
     chunk = max(1, settings.NORMALIZE_CHUNK_PAGES)
-    ranges = [(first, min(first + chunk - 1, count)) for first in range(max(1, start_index), count + 1, chunk)]
+    ranges = [
+        (first, min(first + chunk - 1, len(sizes))) for first in range(max(1, start_index), len(sizes) + 1, chunk)
+    ]
     if not ranges:
         return
     # One chunk renders in the background while the caller stores the one before, so the
     # cores never wait for the storing (the files of at most two chunks are on disk).
     with tempfile.TemporaryDirectory(prefix="render-") as folder, ThreadPoolExecutor(max_workers=1) as renderer:
-        upcoming = renderer.submit(_pdf_chunk, path, Path(folder), count, *ranges[0])
+        upcoming = renderer.submit(_pdf_chunk, path, Path(folder), sizes, *ranges[0])
         for position, (first, last) in enumerate(ranges):
             images, texts, layouts = upcoming.result()
             if position + 1 < len(ranges):
-                upcoming = renderer.submit(_pdf_chunk, path, Path(folder), count, *ranges[position + 1])
+                upcoming = renderer.submit(_pdf_chunk, path, Path(folder), sizes, *ranges[position + 1])
             try:
                 for number in range(first, last + 1):
                     png_path = images[number]
@@ -185,109 +179,40 @@ def _pdf_pages(path: Path, *, name: str, start_index: int) -> Generator[Rendered
 
 
 def _pdf_chunk(
-    path: Path, folder: Path, count: int, first: int, last: int
+    path: Path, folder: Path, sizes: list[tuple[float, float]], first: int, last: int
 ) -> tuple[dict[int, Path], list[str], list[dict[str, Any]]]:
     """Pages first..last: their PNG files by page number, their text layers and layouts."""
-    with _pdf_chunk_source(path, folder, count=count, first=first, last=last) as chunk:
-        _pixels_check(_pdf_chunk_sizes(chunk, count=count, first=first, last=last), first, last)
-        images = _pdf_chunk_render(chunk, folder, first, last)
-        try:
-            return (
-                images,
-                _pdf_chunk_text(chunk, first, last),
-                pdf_layouts(chunk.path, first=chunk.number(first), last=chunk.number(last)),
-            )
-        except BaseException:
-            for png_path in images.values():
-                png_path.unlink(missing_ok=True)
-            raise
-
-
-@dataclass(frozen=True)
-class _ChunkSource:
-    """The file poppler reads a chunk's pages from: `skipped` pages of the book come before
-    its first page (0 when it is the book's own file)."""
-
-    path: Path
-    skipped: int = 0
-
-    def number(self, index: int) -> int:
-        """The number page `index` of the book has in this file."""
-        return index - self.skipped
-
-
-@contextlib.contextmanager
-def _pdf_chunk_source(path: Path, folder: Path, *, count: int, first: int, last: int) -> Iterator[_ChunkSource]:
-    """The chunk's pages as a PDF of their own, removed after the block, when qpdf can copy
-    them from the book's file; else that file itself.
-
-    Poppler loads every page up to the last one it is asked for, so a tool reading pages
-    3,993-4,000 of the book itself spends time and memory on the 3,992 before (about 6 MiB
-    and 0.1 s a call at 4,000 pages): a chunk of its own keeps each call the size of the
-    chunk. The pages are copied as they are (no stream decoded: nothing is inflated in this
-    process). A file qpdf reads differently from poppler (a count that differs, a repair, a
-    warning), and one whose pages depend on the document around them (form fields, optional
-    content), is read whole, as before.
-    """
-    extract = folder / f"{uuid.uuid4().hex}.pdf"
+    _pixels_check(sizes, first, last)
+    images = _pdf_chunk_render(path, folder, first, last)
     try:
-        if _pdf_pages_extract(path, extract, count=count, first=first, last=last):
-            yield _ChunkSource(extract, skipped=first - 1)
-        else:
-            yield _ChunkSource(path)
-    finally:
-        extract.unlink(missing_ok=True)
+        return images, _pdf_chunk_text(path, first, last), pdf_layouts(path, first=first, last=last)
+    except BaseException:
+        for png_path in images.values():
+            png_path.unlink(missing_ok=True)
+        raise
 
 
-def _pdf_pages_extract(path: Path, target: Path, *, count: int, first: int, last: int) -> bool:
-    """Write pages first..last of the PDF to `target`; False (nothing written) when this file
-    is better read whole (see _pdf_chunk_source)."""
-    try:
-        with pikepdf.open(path) as book:
-            if len(book.pages) != count or any(key in book.Root for key in _DOCUMENT_WIDE):
-                return False
-            with pikepdf.new() as chunk:
-                chunk.add_pages_from(book, slice(first - 1, last), outlines="ignore")
-                chunk.save(target, compress_streams=False, stream_decode_level=pikepdf.StreamDecodeLevel.none)
-                if book.get_warnings() or chunk.get_warnings():
-                    target.unlink(missing_ok=True)
-                    return False
-    except Exception:  # anything qpdf cannot do is left to poppler, which reads the file whole
-        logger.info("Pages %d-%d of %s are read from the whole file", first, last, path.name, exc_info=True)
-        target.unlink(missing_ok=True)
-        return False
-    return True
-
-
-def _pdf_page_count(path: Path) -> int:
-    """The PDF's page count, read by pdfinfo (no page loaded: its memory does not grow with
-    the book); a count over MAX_PAGES and an encrypted file are refused."""
+def _pdf_page_sizes(path: Path) -> list[tuple[float, float]]:
+    """Every page's size in points, in order, read by pdfinfo (one call for the whole file)."""
     with poppler_problems("pdfinfo"):
-        info = pdfinfo_read(path)
-    if info.pages == 0:
+        info = pdfinfo_read(path, first=1, last=settings.MAX_PAGES + 1)
+    count = info.pages
+    if count == 0:
         raise PdfNoPages()
-    if info.pages > settings.MAX_PAGES:
-        raise TooManyPages(f"The book has {info.pages} pages; at most {settings.MAX_PAGES} are allowed.")
+    if count > settings.MAX_PAGES:
+        raise TooManyPages(f"The book has {count} pages; at most {settings.MAX_PAGES} are allowed.")
     if info.encrypted:
         raise PdfEncrypted("The PDF is encrypted; upload an unprotected copy.")
-    return info.pages
-
-
-def _pdf_chunk_sizes(chunk: _ChunkSource, *, count: int, first: int, last: int) -> list[tuple[float, float]]:
-    """The size in points of pages first..last, in order, read by pdfinfo."""
-    with poppler_problems("pdfinfo"):
-        info = pdfinfo_read(chunk.path, first=chunk.number(first), last=chunk.number(last))
     sizes = info.page_sizes
-    for index in range(first, last + 1):
-        if chunk.number(index) not in sizes:
-            raise FileCorrupt(f"The PDF says it has {count} pages but does not describe page {index}.")
-    return [sizes[chunk.number(index)] for index in range(first, last + 1)]
+    if sorted(sizes) != list(range(1, count + 1)):
+        raise FileCorrupt(f"The PDF says it has {count} pages but describes {len(sizes)}.")
+    return [sizes[number] for number in range(1, count + 1)]
 
 
 def _pixels_check(sizes: list[tuple[float, float]], first: int, last: int) -> None:
-    """Pages first..last (`sizes` in order) fit IMAGE_MAX_PIXELS at RENDER_DPI."""
     scale = settings.RENDER_DPI / 72
-    for number, (width, height) in zip(range(first, last + 1), sizes, strict=True):
+    for number in range(first, last + 1):
+        width, height = sizes[number - 1]
         pixels = round(width * scale) * round(height * scale)
         if pixels > settings.IMAGE_MAX_PIXELS:
             raise ImageOverPixelLimit(
@@ -296,22 +221,16 @@ def _pixels_check(sizes: list[tuple[float, float]], first: int, last: int) -> No
             )
 
 
-def _pdf_chunk_render(chunk: _ChunkSource, folder: Path, first: int, last: int) -> dict[int, Path]:
+def _pdf_chunk_render(path: Path, folder: Path, first: int, last: int) -> dict[int, Path]:
     """Pages first..last as PNG files in `folder`, by page number; every page or an error."""
     try:
-        rendered = pdftoppm_png_files(
-            chunk.path,
-            folder,
-            first=chunk.number(first),
-            last=chunk.number(last),
-            dpi=settings.RENDER_DPI,
-            processes=settings.NORMALIZE_THREADS,
+        images = pdftoppm_png_files(
+            path, folder, first=first, last=last, dpi=settings.RENDER_DPI, processes=settings.NORMALIZE_THREADS
         )
     except PopplerTimedOut as error:
         raise FileCorrupt(f"Rendering pages {first}-{last} took too long.") from error
     except PopplerRefused as error:
         raise FileCorrupt(f"Pages {first}-{last} could not be rendered: {error}") from error
-    images = {number + chunk.skipped: file for number, file in rendered.items()}
     missing = [number for number in range(first, last + 1) if number not in images]
     if missing:
         for file in images.values():
@@ -320,11 +239,11 @@ def _pdf_chunk_render(chunk: _ChunkSource, folder: Path, first: int, last: int) 
     return images
 
 
-def _pdf_chunk_text(chunk: _ChunkSource, first: int, last: int) -> list[str]:
+def _pdf_chunk_text(path: Path, first: int, last: int) -> list[str]:
     """The text layer of pages first..last ("" for a page without one), with what is set
     past a page's right edge."""
     with poppler_problems("pdftotext"):
-        pages = pdftotext_pages(chunk.path, first=chunk.number(first), last=chunk.number(last))
+        pages = pdftotext_pages(path, first=first, last=last)
     expected = last - first + 1
     if len(pages) != expected:
         raise FileCorrupt(

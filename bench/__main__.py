@@ -1,5 +1,6 @@
-"""`make bench`: run every bench/bench_*.py against a throw-away SQLite database, print
-the figures, and (when every bench ran) write them into docs/performance.md.
+"""`make bench`: run every bench/bench_*.py against a throw-away SQLite database (or the
+empty database BENCH_DATABASE_URL names), print the figures, and (when every bench ran)
+write them into docs/performance.md.
 
 Each module has `run() -> list[Result]`. The generated block of docs/performance.md lies
 between BEGIN and END; the hand-written sections around it are kept as they are.
@@ -97,6 +98,8 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["VAR_DIR"] = workdir
     os.environ.pop("DATABASE_URL", None)
+    if os.environ.get("BENCH_DATABASE_URL"):  # a throw-away PostgreSQL database instead (docs/performance.md)
+        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
     os.environ.setdefault("PASSWORD_HASHERS", "django.contrib.auth.hashers.MD5PasswordHasher")
     sys.path.insert(0, str(BENCH_DIR.parent))
 

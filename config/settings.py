@@ -435,7 +435,8 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
 # default), "vllm" (any OpenAI-compatible server, a vision-language model on a GPU node) or
 # "echo" (deterministic and marked, for tests and benchmarks). See docs/engines.md.
 TRANSLATION_ENGINE = env.str("TRANSLATION_ENGINE", default="local")
-# Pages of one batch sent to the engine at once (threads; also the vLLM client's pool size).
+# The page pool: pages this process has at the engine at once, from every batch it runs
+# (translation/engines/pool.py; also the vLLM client's pool size).
 ENGINE_CONCURRENCY = env.int("ENGINE_CONCURRENCY", default=8)
 # Measured cost: tokens x these USD rates per million tokens (every engine reports tokens).
 ENGINE_USD_PER_M_INPUT_TOKENS = env.str("ENGINE_USD_PER_M_INPUT_TOKENS", default="0.10")

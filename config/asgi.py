@@ -3,13 +3,8 @@ Channels' protocol router. Request bodies are limited before Django reads them
 (core/asgi_limits.py), Django's handler runs each request's synchronous part in one call
 on a thread kept from one request to the next (core/asgi_handler.py), and the upload
 temporary files of server processes that died are swept when a server process starts
-(core/uploads.py).
+(core/uploads.py)."""
 
-Once all of that is imported, the objects alive are moved out of the garbage collector's
-sight (gc.freeze): they live as long as the process, and a full collection under load
-otherwise walks every one of them again (docs/performance.md, "The API under load")."""
-
-import gc
 import os
 
 import django
@@ -33,6 +28,3 @@ application = ProtocolTypeRouter(
         "websocket": URLRouter(websocket_urlpatterns),  # type: ignore[arg-type]
     }
 )
-
-gc.collect()
-gc.freeze()

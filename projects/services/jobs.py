@@ -88,6 +88,11 @@ def _job_enqueue(*, project: Project, kind: str, quote: BatchQuote, pages: list[
     Inline (process-next-batch), the job is created already claimed by the caller and no
     worker is woken."""
     assert project.owner is not None
+    if not inline:
+        # Registered first, so that a worker is woken as soon as the transaction commits,
+        # before the events it causes are composed and fanned out.
+        queue = QUEUE_OF_KIND[kind]
+        transaction.on_commit(lambda: job_dispatch(queue=queue))
     job_id = uuid.uuid4()
     hold = hold_place(user=project.owner, amount=quote.hold, cause_type=CauseType.JOB, cause_id=str(job_id))
     job = Job.objects.create(
@@ -110,9 +115,6 @@ def _job_enqueue(*, project: Project, kind: str, quote: BatchQuote, pages: list[
         status=PageStatus.IN_PROGRESS, job=job, updated_at=timezone.now()
     )
     project_status_set(project, working_status(project))
-    if not inline:
-        queue = QUEUE_OF_KIND[kind]
-        transaction.on_commit(lambda: job_dispatch(queue=queue))
     return job
 
 

@@ -5,6 +5,7 @@ the answers those of Django's own handler."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -118,3 +119,18 @@ def test_the_status_and_job_reads_answer_as_through_djangos_own_handler(handler,
         reference_body.pop("timestamp", None)
         assert body == reference_body
         assert response.headers["content-type"] == reference.headers["Content-Type"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_response_arrives_whole_through_the_handler(handler, user, auth_client):
+    project = ProjectFactory.create(owner=user, status=ProjectStatus.PROCESSING)
+    pages_add(project, 40, status=PageStatus.APPROVED)
+    reference = auth_client.get(f"/v1/projects/{project.pk}").getvalue()
+    token = auth_client._credentials["HTTP_AUTHORIZATION"]
+
+    (response,) = get_all(handler, [f"/v1/projects/{project.pk}"], at_once=False, authorization=token)
+
+    assert response.status_code == 200
+    body = response.json()
+    assert [page["id"] for page in body["pages"]] == [page["id"] for page in json.loads(reference)["pages"]]
+    assert len(body["pages"]) == 40

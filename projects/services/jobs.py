@@ -73,6 +73,11 @@ def project_status_set(project: Project, status: str) -> None:
         status_changed_publish(project_id=project.pk, owner_id=project.owner_id)
 
 
+# What queueing a batch reads of its pages (a last rung can be thousands of pages: not
+# their text, layout and translation).
+BATCH_PAGE_FIELDS = ("id", "index", "prepared", "source_language_override")
+
+
 def _engine_check(project: Project, pages: list[Page]) -> None:
     """Refuses (before any hold) a language pair the engine cannot translate."""
     project_pairs_check(
@@ -171,11 +176,11 @@ def _process_start(*, owner: User, project_id: uuid.UUID | str, kind: str, inlin
         if project.status not in STARTABLE:
             raise ProjectNotStartable(f"A {project.status} book cannot be processed.")
         if kind == JobKind.RETRY_FAILED_PAGES:
-            pages = list(retryable_pages(project=project))
+            pages = list(retryable_pages(project=project).only(*BATCH_PAGE_FIELDS))
             if not pages:
                 raise Conflict("No failed page has attempts left to retry.")
         else:
-            pages = list(next_batch_pages(project=project))
+            pages = list(next_batch_pages(project=project).only(*BATCH_PAGE_FIELDS))
         if inline and any(not page.prepared for page in pages):
             raise PagesNotReady(
                 "The pages of the next batch are still being prepared; use process, which starts the batch as "
@@ -193,10 +198,11 @@ def ladder_advance(*, project: Project) -> Job | None:
     lock. Returns the job queued, if any."""
     if job_in_flight(project=project) is not None:
         return None
-    pages = list(next_batch_pages(project=project))
+    pages = list(next_batch_pages(project=project).only(*BATCH_PAGE_FIELDS))
     kind = JobKind.PROCESS_NEXT_BATCH
     if not pages:
-        pages, kind = list(retryable_pages(project=project, automatic=True)), JobKind.RETRY_FAILED_PAGES
+        retry = retryable_pages(project=project, automatic=True).only(*BATCH_PAGE_FIELDS)
+        pages, kind = list(retry), JobKind.RETRY_FAILED_PAGES
     if not pages:
         failed = project.pages.filter(included=True, status=PageStatus.FAILED).exists()
         project_status_set(project, ProjectStatus.COMPLETED_WITH_ERRORS if failed else ProjectStatus.COMPLETE)

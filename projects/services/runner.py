@@ -26,10 +26,11 @@ finishes, then settlement and the ladder's next step.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -37,7 +38,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection, transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 from accounts.models import User
@@ -80,6 +81,19 @@ CONTEXT_CHARS = 600
 BOOK_LANGUAGE_PAGES = 40
 BOOK_LANGUAGE_CHARS = 20_000
 BOOK_LANGUAGES_KEPT = 4_096
+# A batch hands the pool at most this many pages at a time (and twice the pool's size when
+# that is more: one batch alone still fills it); the rest wait unread in the database.
+BATCH_WINDOW_MIN = 16
+# What a page's engine input and its commit read of it.
+PAGE_INPUT_FIELDS = (
+    "id",
+    "index",
+    "structured",
+    "source_markdown",
+    "text_layer",
+    "image_key",
+    "source_language_override",
+)
 _book_languages: dict[tuple[uuid.UUID, int, int], str | None] = {}
 # A failed page's failureCode, beside the engines' own (EngineError.code).
 FAILURE_ENGINE = "engine_error"
@@ -92,6 +106,7 @@ class BatchOutcome:
     """What one run of a batch did (the Batch run result is built from it)."""
 
     job: Job
+    # Its pages, read only for a batch run inline (a worker's batch settles from counts).
     processed: list[Page] = field(default_factory=list)
     failed: list[Page] = field(default_factory=list)
     measured_usd: Decimal = Decimal(0)
@@ -235,6 +250,20 @@ def page_input_build(project: Project, page: Page, previous: str, language: str 
         structured=page.structured,
         book_language=language,
     )
+
+
+def _batch_inputs(
+    project: Project, page_ids: list[uuid.UUID], language: str | None, *, chunk: int
+) -> Iterator[tuple[Page, PageInput]]:
+    """The batch's pages with what the engine is given for each, in book order, read
+    `chunk` rows at a time (only the fields a page's input and its commit need): a last rung
+    of thousands of pages is not held in memory whole."""
+    for start in range(0, len(page_ids), chunk):
+        rows = Page.objects.filter(pk__in=page_ids[start : start + chunk]).only(*PAGE_INPUT_FIELDS).order_by("index")
+        pages = list(rows)
+        previous = _previous_pages_context(project, pages)
+        for page in pages:
+            yield page, page_input_build(project, page, previous[page.index], language)
 
 
 def _previous_pages_context(project: Project, pages: list[Page]) -> dict[int, str]:
@@ -383,11 +412,11 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
     project = _project_working(job, claim)
     engine = engine_get()
     outcome = BatchOutcome(job=job)
-    pages = list(job.pages.filter(status=PageStatus.IN_PROGRESS).order_by("index"))
-    previous = _previous_pages_context(project, pages)
+    page_ids = list(job.pages.filter(status=PageStatus.IN_PROGRESS).order_by("index").values_list("pk", flat=True))
     language = book_language(project)
-    inputs = {page.pk: page_input_build(project, page, previous[page.index], language) for page in pages}
-    done = job.page_count - len(pages)
+    window = max(BATCH_WINDOW_MIN, 2 * settings.ENGINE_CONCURRENCY)
+    waiting = _batch_inputs(project, page_ids, language, chunk=window)
+    done = job.page_count - len(page_ids)
 
     def handle(page: Page, future: Future[tuple[PageResult | None, str]]) -> None:
         nonlocal done
@@ -411,13 +440,19 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
             outcome.superseded = True
 
     pool = page_pool()
+    running: dict[Future[tuple[PageResult | None, str]], Page] = {}
+
+    def top_up() -> None:  # the batch's next pages into the pool, `window` of them at most
+        for page, page_input in itertools.islice(waiting, window - len(running)):
+            running[pool.submit(job.queue_position, page_translate, engine, page_input)] = page
+
     with _Heartbeat(job, claim):
-        running = {pool.submit(job.queue_position, page_translate, engine, inputs[page.pk]): page for page in pages}
+        top_up()
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 handle(running.pop(future), future)
-            if running and (outcome.superseded or outcome.unavailable or _cancelling(project.pk)):
+            if outcome.superseded or outcome.unavailable or _cancelling(project.pk):
                 outcome.cancelled = not (outcome.superseded or outcome.unavailable)
                 for future in running:
                     future.cancel()
@@ -425,6 +460,8 @@ def batch_execute(*, job: Job, advance: bool = True) -> BatchOutcome:
                     if not future.cancelled():
                         handle(page, future)
                 running.clear()
+            else:
+                top_up()
     if not (outcome.superseded or outcome.unavailable or outcome.cancelled) and _cancelling(project.pk):
         outcome.cancelled = True
     if outcome.superseded:
@@ -472,27 +509,30 @@ def batch_finish(*, outcome: BatchOutcome, claim: int, advance: bool) -> BatchOu
             outcome.reason = f"Stopped: the translation engine is unavailable ({outcome.unavailable})"[:500]
         if stopped:
             Page.objects.filter(job=locked, status=PageStatus.IN_PROGRESS).update(status=PageStatus.PENDING)
-        batch_pages = list(locked.pages.order_by("index"))
-        outcome.processed = [page for page in batch_pages if page.status == PageStatus.APPROVED]
-        outcome.failed = [page for page in batch_pages if page.status == PageStatus.FAILED]
+        counts = dict(locked.pages.order_by().values_list("status").annotate(pages=Count("pk")))
+        approved, failed = counts.get(PageStatus.APPROVED, 0), counts.get(PageStatus.FAILED, 0)
+        if not advance:  # run inline, the batch answers with its pages (BatchRunResult)
+            batch_pages = list(locked.pages.order_by("index"))
+            outcome.processed = [page for page in batch_pages if page.status == PageStatus.APPROVED]
+            outcome.failed = [page for page in batch_pages if page.status == PageStatus.FAILED]
         outcome.measured_usd = exact_sum(locked.pages.filter(status=PageStatus.APPROVED), "cost_usd")
         hold = Hold.objects.get(cause_type=CauseType.JOB, cause_id=str(locked.pk))
         locked.charged_usd = batch_charge_settle(
             job=locked,
             hold=hold,
             measured=outcome.measured_usd,
-            translated_pages=len(outcome.processed),
+            translated_pages=approved,
             memo=outcome.reason,
         )
         locked.finished_at = locked.status_changed_at = now
         if stopped:
             locked.status, locked.error_text = JobStatus.FAILED, outcome.reason
             verb = "Cancelled" if outcome.cancelled else "Stopped by an engine outage"
-            locked.progress_note = f"{verb} after {len(outcome.processed)} of {locked.page_count} pages."
+            locked.progress_note = f"{verb} after {approved} of {locked.page_count} pages."
         else:
             locked.status = JobStatus.SUCCEEDED
-            locked.progress_note = f"{len(outcome.processed)} of {locked.page_count} pages translated" + (
-                f", {len(outcome.failed)} failed." if outcome.failed else "."
+            locked.progress_note = f"{approved} of {locked.page_count} pages translated" + (
+                f", {failed} failed." if failed else "."
             )
         locked.save()
         outcome.job = locked

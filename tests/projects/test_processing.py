@@ -6,6 +6,8 @@ runs for each message; the end-to-end test with a real worker process is separat
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -30,6 +32,7 @@ from tests.support.problems import assert_problem
 from tests.translation.test_local_engine import page_image
 from tests.wallet.helpers import assert_wallet_invariants
 from translation.engines import engine_get
+from translation.engines.pool import page_pool
 from wallet.models import EntryKind, Hold, HoldState, LedgerEntry, SavedCard, Wallet, WalletSettings
 from wallet.services.ledger import wallet_credit
 
@@ -162,6 +165,35 @@ def test_the_ladder_climbs_to_complete_with_each_page_translated_and_charged_onc
     status = auth_client.get(f"/v1/projects/{project.pk}/status").json()
     assert (status["state"], status["phase"], status["nextAction"]) == ("Complete", "done", "download")
     assert status["progress"]["translatedPages"] == status["progress"]["totalPages"] == 140
+
+
+def test_a_batch_hands_the_page_pool_a_window_of_its_pages_at_a_time(user, auth_client, settings):
+    """A 25-page rung with a pool of 2 pages: never more than 16 of its pages (twice the
+    pool, at least 16) handed to the pool at once, the rest read when their turn comes."""
+    settings.ENGINE_CONCURRENCY = 2
+    settings.TRANSLATION_ENGINE_OPTIONS = {"delay_seconds": 0.01}
+    project = book(user, pages=40)
+    credit(user, "20")
+    pool = page_pool()
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            seen.append(pool.waiting() + pool.in_flight)
+            time.sleep(0.002)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        status = process_to_the_end(auth_client, project)
+    finally:
+        stop.set()
+        sampler.join()
+    assert status["state"] == "Complete"
+    assert [job.page_count for job in project.jobs.order_by("queue_position")] == [1, 5, 25, 9]
+    assert 2 <= max(seen) <= 16
+    assert_settled_exactly(project)
 
 
 def test_a_low_wallet_pauses_the_book_and_credit_resumes_it(

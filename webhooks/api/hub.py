@@ -137,15 +137,16 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
             await super().dispatch(message)
 
     async def hub_event(self, message: dict[str, Any]) -> None:
-        """An event of the bus (webhooks.services.hub.hub_broadcast), sent on once per connection."""
-        event = message["event"]
-        if self.closing or event["id"] in self.recent_event_id_set:
+        """An event of the bus (webhooks.services.hub.hub_broadcast), sent on once per
+        connection as the JSON text it was encoded to once."""
+        event_id = message["id"]
+        if self.closing or event_id in self.recent_event_id_set:
             return
         if len(self.recent_event_ids) == RECENT_EVENT_IDS:
             self.recent_event_id_set.discard(self.recent_event_ids.popleft())
-        self.recent_event_ids.append(event["id"])
-        self.recent_event_id_set.add(event["id"])
-        await self.send_json(event)
+        self.recent_event_ids.append(event_id)
+        self.recent_event_id_set.add(event_id)
+        await self.send(text_data=message["text"])
 
     async def hub_close(self, message: dict[str, Any]) -> None:
         """The account's access ended (webhooks.services.hub.hub_owner_disconnect): close with the

@@ -10,6 +10,7 @@ drops the copy by event id).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import threading
@@ -69,7 +70,9 @@ def hub_broadcast(event: Event) -> None:
     groups = [owner_group(event.owner_id)]
     if event.project_id is not None:
         groups.append(project_group(event.project_id))
-    if not _layer_send(groups, {"type": HUB_EVENT, "event": hub_message(event)}):
+    # Encoded once here, as a connection's send_json would encode it, not once per connection.
+    message = {"type": HUB_EVENT, "id": event.id, "text": json.dumps(hub_message(event))}
+    if not _layer_send(groups, message):
         logger.error("event %s (%s) could not be sent to the hub", event.id, event.type)
 
 

@@ -175,12 +175,17 @@ def api_server(workdir: Path, redis_url: str, **settings_env: str) -> Iterator[s
         wait_for(answers, what="the API server", log=log)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
+        process_stop(process)
+
+
+def process_stop(process: subprocess.Popen[bytes], *, timeout: float = 30) -> None:
+    """SIGTERM, and SIGKILL when it has not ended in `timeout` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
 
 
 @contextlib.contextmanager

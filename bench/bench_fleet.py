@@ -46,7 +46,15 @@ import httpx
 from django.db.models import Max, Min
 
 from accounts.services.users import token_issue
-from bench.bench_api import REPO_ROOT, api_server, bench_redis_settings, percentile, redis_server, wait_for
+from bench.bench_api import (
+    REPO_ROOT,
+    api_server,
+    bench_redis_settings,
+    percentile,
+    process_stop,
+    redis_server,
+    wait_for,
+)
 from bench.bench_overhead import book_create
 from bench.bench_saturation import MODEL, StandIn
 from bench.common import Result, quick
@@ -85,12 +93,7 @@ def worker(workdir: Path, redis_url: str, name: str, *, pool: str, concurrency: 
         wait_for(lambda: " ready." in log.read_text(errors="replace"), what=f"worker {name}", log=log)
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
+        process_stop(process, timeout=60)
 
 
 def fleet_create(run: str) -> list[tuple[Project, str]]:

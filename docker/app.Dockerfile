@@ -38,7 +38,7 @@ RUN python manage.py collectstatic --no-input -v 0 \
  && mkdir -p var && chown app:app var
 USER app
 EXPOSE 8000
-CMD ["uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--lifespan", "off", "--no-server-header"]
+CMD ["uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--lifespan", "off", "--no-server-header", "--no-access-log"]
 
 FROM runtime AS worker
 # The fonts the PDF export embeds, one family per script (exports/renderers/_pdf_fonts.py);

@@ -18,7 +18,7 @@ from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 from django.conf import settings
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, multiprocess, start_http_server
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, multiprocess, start_http_server
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +60,12 @@ BATCH_UNDERCHARGED_USD = Counter(
 )
 BATCHES_UNDERCHARGED = Counter(
     "bts_batches_undercharged", "Batches whose charge was capped below their measured cost, by engine.", ["engine"]
+)
+ENGINE_POOL_PAGES = Gauge(
+    "bts_engine_pool_pages",
+    "Pages in a worker's page pool, by state: waiting for a slot, or at the engine.",
+    ["state"],
+    multiprocess_mode="livesum",
 )
 
 

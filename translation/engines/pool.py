@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 import os
 import threading
 from collections.abc import Callable
@@ -27,18 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from django.conf import settings
-from prometheus_client import Gauge
 
-logger = logging.getLogger(__name__)
+from core.metrics import ENGINE_POOL_PAGES as POOL_PAGES
 
 T = TypeVar("T")
-
-POOL_PAGES = Gauge(
-    "bts_engine_pool_pages",
-    "Pages in this process's page pool, by state: waiting for a slot, or at the engine.",
-    ["state"],
-    multiprocess_mode="livesum",
-)
 
 
 @dataclass(order=True)

@@ -4,7 +4,8 @@ finishes, then settlement and the ladder's next step.
 - Pages go to the engine through the process's page pool (translation.engines.pool):
   ENGINE_CONCURRENCY pages at once drawn from every batch the process runs, the job with
   the lowest queue position first, so a model server's continuous batching stays full
-  whether it serves one big batch or many small ones; each result is committed on its own (Approved with its review
+  whether it serves one big batch or many small ones. A batch hands the pool a window of
+  its pages at a time. Each result is committed on its own (Approved with its review
   package and measured cost, or Failed with the reason, one attempt used, and whether the
   ladder may retry it by itself), so a worker that dies mid-batch loses no finished page.
 - The worker commits only while its claim is the job's latest (`Job.claims`): a worker

@@ -37,8 +37,10 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # The public address of the API (no trailing slash); used for links in responses.
 PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
-# The web app, where people create API keys (Settings, Developer).
-APP_URL = env.str("APP_URL", default="http://127.0.0.1:3000").rstrip("/")
+# The web app (webapp/: sign-up, books, wallet, Settings -> Developer for API keys). The
+# service serves it at its own address, so it is PUBLIC_BASE_URL unless the app is served
+# elsewhere.
+APP_URL = env.str("APP_URL", default=PUBLIC_BASE_URL).rstrip("/")
 # A development deployment allows instant `manual` top-ups and the dev-user command.
 DEVELOPMENT_DEPLOYMENT = env.bool("DEVELOPMENT_DEPLOYMENT", default=DEBUG)
 
@@ -59,6 +61,7 @@ INSTALLED_APPS = [
     "translation",
     "exports",
     "webhooks",
+    "webapp",
 ]
 
 MIDDLEWARE = [

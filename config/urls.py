@@ -3,7 +3,6 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from core import health, problem_json
-from core.status_page import status_page
 from core.views import MetaView, ProblemDetailView, ProblemListView
 
 api_v1: list[URLPattern | URLResolver] = [
@@ -28,9 +27,10 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", health.metrics, name="metrics"),
-    path("", status_page, name="status-page"),
     path("v1/", include(api_v1)),
     path("admin/", admin.site.urls),
+    # Last: the web app's pages, and its 404 page for any other address outside /v1.
+    path("", include("webapp.urls")),
 ]
 
 handler400 = problem_json.handler400

@@ -10,10 +10,12 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import django_stubs_ext
 import environ
 from celery.schedules import crontab
+from corsheaders.defaults import default_headers as cors_default_headers
 from django.core.exceptions import ImproperlyConfigured
 
 # The admin's classes, File and the other generics of django-stubs take their type
@@ -24,6 +26,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
 
 env = environ.Env()
+
+
+def _origin(url: str) -> str:
+    """scheme://host[:port] of an address, as a browser sends it in Origin."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
 
 # --- Core ---------------------------------------------------------------------------
 
@@ -41,6 +50,31 @@ PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="http://127.0.0.1:8000").rs
 # service serves it at its own address, so it is PUBLIC_BASE_URL unless the app is served
 # elsewhere.
 APP_URL = env.str("APP_URL", default=PUBLIC_BASE_URL).rstrip("/")
+# Web apps on other origins that may call the API and the hub from a browser
+# (scheme://host[:port] each); the web app at APP_URL is one of them when it is served
+# elsewhere. The API's credentials are bearer tokens, never cookies: no answer allows
+# credentials, and a preflight is answered without any (docs/deploy.md, "A web app on
+# another origin").
+CORS_ALLOWED_ORIGINS = list(
+    dict.fromkeys(
+        [
+            *env.list("CORS_ALLOWED_ORIGINS", default=[]),
+            *([_origin(APP_URL)] if _origin(APP_URL) != _origin(PUBLIC_BASE_URL) else []),
+        ]
+    )
+)
+CORS_URLS_REGEX = r"^/v1/"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = (*cors_default_headers, "idempotency-key", "x-api-key", "x-request-id")
+CORS_EXPOSE_HEADERS = [
+    "X-Request-Id",
+    "Retry-After",
+    "Location",
+    "Content-Disposition",
+    "Idempotent-Replayed",
+    "WWW-Authenticate",
+]
+CORS_PREFLIGHT_MAX_AGE = 86400
 # A development deployment allows instant `manual` top-ups and the dev-user command.
 DEVELOPMENT_DEPLOYMENT = env.bool("DEVELOPMENT_DEPLOYMENT", default=DEBUG)
 
@@ -51,6 +85,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -67,6 +102,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
     "core.middleware.RequestMetricsMiddleware",
+    # Before anything that can answer: a preflight is answered here, without a credential.
+    "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -244,6 +281,7 @@ OIDC_PROVIDER_DEFAULTS = {
     "google": {
         "issuers": "https://accounts.google.com,accounts.google.com",
         "jwks_url": "https://www.googleapis.com/oauth2/v3/certs",
+        "authorize_url": "https://accounts.google.com/o/oauth2/v2/auth",
     },
     "apple": {
         "issuers": "https://appleid.apple.com",
@@ -258,6 +296,9 @@ for _name in ["google", "apple", *env.list("OIDC_PROVIDERS", default=[])]:
         "issuers": env.list(_prefix + "ISSUERS", default=_defaults.get("issuers", "").split(",")),
         "jwks_url": env.str(_prefix + "JWKS_URL", default=_defaults.get("jwks_url", "")),
         "client_ids": env.list(_prefix + "CLIENT_IDS", default=[]),
+        # Where the web app sends the browser for an ID token (docs/webapp.md); without one,
+        # the provider is offered to API clients only.
+        "authorize_url": env.str(_prefix + "AUTHORIZE_URL", default=_defaults.get("authorize_url", "")),
     }
 OIDC_LEEWAY_SECONDS = env.int("OIDC_LEEWAY_SECONDS", default=60)
 OIDC_JWKS_CACHE_SECONDS = env.int("OIDC_JWKS_CACHE_SECONDS", default=3600)

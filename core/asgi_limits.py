@@ -28,6 +28,7 @@ import asyncio
 import io
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ from rest_framework.request import Request
 
 from core import problem_json
 from core.errors import RequestTooLarge
+from core.logging import REQUEST_ID_HEADER, request_id_generate, request_id_sanitize
 from core.uploads import MULTIPART_OVERHEAD_BYTES, UploadLimits
 
 logger = logging.getLogger(__name__)
@@ -145,12 +147,12 @@ class RequestBodyLimits:
             return
         declared = _declared_length(scope)
         if declared is not None and declared > policy.max_bytes:
-            await _too_large(send, path=path, policy=policy)
+            await _too_large(send, scope=scope, path=path, policy=policy)
             return
         limited = _LimitedReceive(receive, max_bytes=policy.max_bytes)
         await self.app(scope, limited, send)
         if limited.overrun:  # Django saw a disconnect and answered nothing
-            await _too_large(send, path=path, policy=policy)
+            await _too_large(send, scope=scope, path=path, policy=policy)
 
     async def _credential_accepted(self, scope: Scope, policy: BodyPolicy) -> bool:
         if policy.authenticators is None:
@@ -240,7 +242,7 @@ def _closing(send: Send) -> Send:
     return closing_send
 
 
-async def _too_large(send: Send, *, path: str, policy: BodyPolicy) -> None:
+async def _too_large(send: Send, *, scope: Scope, path: str, policy: BodyPolicy) -> None:
     too_large = RequestTooLarge(
         f"The request body is larger than this operation accepts ({policy.max_bytes} bytes).", **policy.problem_extra
     )
@@ -250,6 +252,24 @@ async def _too_large(send: Send, *, path: str, policy: BodyPolicy) -> None:
         (b"content-type", problem_json.PROBLEM_CONTENT_TYPE.encode()),
         (b"content-length", str(len(payload)).encode()),
         (b"connection", b"close"),
+        *_answer_headers(scope, path),
     ]
     await send({"type": "http.response.start", "status": 413, "headers": headers})
     await send({"type": "http.response.body", "body": payload, "more_body": False})
+
+
+def _answer_headers(scope: Scope, path: str) -> list[tuple[bytes, bytes]]:
+    """What Django's middleware would have added to an answer made before it: the request
+    id, and the CORS grant for a web app on an allowed origin (config/settings.py CORS_*),
+    without which the page could not read the 413."""
+    sent = {name.lower(): value.decode("latin-1") for name, value in scope["headers"]}
+    request_id = request_id_sanitize(sent.get(REQUEST_ID_HEADER.lower().encode())) or request_id_generate()
+    headers = [(REQUEST_ID_HEADER.encode(), request_id.encode())]
+    origin = sent.get(b"origin")
+    if origin is not None and origin in settings.CORS_ALLOWED_ORIGINS and re.match(settings.CORS_URLS_REGEX, path):
+        headers += [
+            (b"access-control-allow-origin", origin.encode()),
+            (b"access-control-expose-headers", ", ".join(settings.CORS_EXPOSE_HEADERS).encode()),
+            (b"vary", b"origin"),
+        ]
+    return headers

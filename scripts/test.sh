@@ -25,8 +25,10 @@ echo ">> mypy"
 mypy
 echo ">> import contracts"
 lint-imports
-echo ">> pytest (PostgreSQL)"
-pytest "$@"
+echo ">> pytest (PostgreSQL), on every core"
+# One xdist worker per core (TEST_WORKERS=1 for one process), each on a database and a
+# Redis database of its own (tests/xdist_worker.py, imported from the repository root).
+PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" pytest -n "${TEST_WORKERS:-auto}" -p tests.xdist_worker "$@"
 if [ $# -eq 0 ]; then
   # The embedded default is SQLite: the end-to-end API suites run on it too.
   echo ">> pytest (SQLite): the API end to end"

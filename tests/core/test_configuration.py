@@ -19,7 +19,7 @@ def settings_from_env(**env: str) -> dict:
         "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'],"
         " 'db_name': s.DATABASES['default']['NAME'], 'storage': s.STORAGES['default']['BACKEND'],"
         " 'jwt_hours': s.SIMPLE_JWT['ACCESS_TOKEN_LIFETIME'].total_seconds() / 3600,"
-        " 'debug': s.DEBUG, 'hsts': s.SECURE_HSTS_SECONDS}))"
+        " 'debug': s.DEBUG, 'hsts': s.SECURE_HSTS_SECONDS, 'cors': s.CORS_ALLOWED_ORIGINS}))"
     )
     clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "STORAGE_BACKEND", "DEBUG")}
     result = subprocess.run(
@@ -51,6 +51,19 @@ def test_postgresql_and_s3_are_used_when_configured():
     assert values["engine"] == "django.db.backends.postgresql"
     assert values["db_name"] == "books"
     assert values["storage"] == "storages.backends.s3.S3Storage"
+
+
+def test_cors_origins_come_from_the_environment_with_the_web_app_when_it_is_elsewhere():
+    api = "https://api.example.org"
+    same = settings_from_env(PUBLIC_BASE_URL=api, APP_URL=f"{api}/", CORS_ALLOWED_ORIGINS="https://a.example.org")
+    elsewhere = settings_from_env(
+        PUBLIC_BASE_URL=api,
+        APP_URL="https://app.example.org/books",
+        CORS_ALLOWED_ORIGINS="https://a.example.org,https://b.example.org:8443",
+    )
+
+    assert same["cors"] == ["https://a.example.org"]
+    assert elsewhere["cors"] == ["https://a.example.org", "https://b.example.org:8443", "https://app.example.org"]
 
 
 def test_production_refuses_the_development_secret_key():

@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres_only, pytest.mark.django_db
 UPLOAD_LIMIT = 1024 * 1024
 ANNOUNCED = 1024**3  # what the refused requests claim to send
 SENDS_AT_MOST = 48 * 1024 * 1024  # what the test sends of it while it waits for the answer
+WEB_APP = "https://app.example.org"  # a web app on another origin (CORS_ALLOWED_ORIGINS)
 SPOOL_IN_MEMORY = 64 * 1024  # FILE_UPLOAD_MAX_MEMORY_SIZE: past it, Django's spool is on disk
 
 
@@ -55,6 +56,7 @@ def server(services: Services, tmp_path: Path) -> Server:
         FILE_UPLOAD_TEMP_DIR=spool,
         FILE_UPLOAD_MAX_MEMORY_SIZE=SPOOL_IN_MEMORY,
         UPLOAD_MAX_BYTES=UPLOAD_LIMIT,
+        CORS_ALLOWED_ORIGINS=WEB_APP,
     )
     owner = UserFactory()
     revoked, revoked_secret = api_key_create(user=owner, name="revoked")
@@ -112,9 +114,16 @@ def test_a_body_the_route_will_not_read_is_refused_before_any_of_it_is_read(
 def test_a_body_announced_over_the_route_limit_is_413_before_any_of_it_is_read(
     server: Server, path: str, content_type: str, limit_field: str, limit: int
 ):
-    answer, sent = announced(server, "POST", path, "owner", **{"Content-Type": content_type})
+    answer, sent = announced(
+        server, "POST", path, "owner", **{"Content-Type": content_type, "Origin": WEB_APP, "X-Request-Id": "big-1"}
+    )
 
     assert answer.status == 413
+    # Made before Django, it still carries what Django's middleware would add: the request
+    # id, and the CORS grant without which the web app's page could not read it.
+    assert answer.headers["x-request-id"] == "big-1"
+    assert answer.headers["access-control-allow-origin"] == WEB_APP
+    assert "retry-after" in answer.headers["access-control-expose-headers"].lower()
     body = answer.json()
     assert (body["code"], body["status"], body["instance"], body[limit_field]) == (
         "request_too_large",

@@ -175,6 +175,21 @@ def test_a_key_without_a_read_scope_is_closed_with_4403():
     run(assert_refused(hub(headers={"X-Api-Key": secret}), code=4403, reason="forbidden"))
 
 
+def test_a_page_on_an_origin_the_api_does_not_allow_is_closed_with_4403(settings):
+    settings.CORS_ALLOWED_ORIGINS = ["https://app.example.org"]
+    user = UserFactory()
+    credential = {**bearer(user), "Host": "api.example.org"}
+
+    run(
+        assert_refused(
+            hub(headers={**credential, "Origin": "https://evil.example.net"}), code=4403, reason="origin_not_allowed"
+        )
+    )
+    run(assert_open(hub(headers={**credential, "Origin": "https://app.example.org"})))
+    run(assert_open(hub(headers={**credential, "Origin": "https://api.example.org"})))  # the service's own page
+    run(assert_open(hub(headers=credential)))  # a program sends no Origin
+
+
 @pytest.mark.parametrize("form", ["jwt header", "jwt query", "key bearer", "key x-api-key", "key query"])
 def test_every_credential_form_of_the_api_is_accepted(form):
     user = UserFactory()

@@ -33,7 +33,13 @@ from core.errors import NotFound
 from projects.api.serializers import StatusViewSerializer
 from projects.selectors.projects import project_get_for_owner
 from projects.selectors.status import status_view_for
-from webhooks.api.hub_auth import CLOSE_UNAUTHENTICATED, HubIdentity, HubRefused, hub_authenticate
+from webhooks.api.hub_auth import (
+    CLOSE_UNAUTHENTICATED,
+    HubIdentity,
+    HubRefused,
+    hub_authenticate,
+    hub_origin_check,
+)
 from webhooks.events import json_safe
 from webhooks.services.hub import HUB_EVENT, api_key_group, jwt_group, owner_group, project_group
 
@@ -79,6 +85,7 @@ class HubConsumer(AsyncJsonWebsocketConsumer):
         self.recent_event_id_set: set[str] = set()
         self.watch_task: asyncio.Task[None] | None = None
         try:
+            hub_origin_check(self.scope)
             identity = await database_sync_to_async(hub_authenticate)(self.scope)
         except HubRefused as refused:
             # Accepted first so that the close code reaches the client: a close before the

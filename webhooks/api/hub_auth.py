@@ -6,7 +6,7 @@ The credential comes as it does to the API, in `Authorization: Bearer <JWT or AP
 the `access_token` query parameter instead (a header wins when both are present).
 A refused connection is closed with 4401 (no credential, or one that is unknown, revoked,
 expired or malformed; the close reason is the API's problem code) or 4403 (an API key
-without a read scope).
+without a read scope, or a browser page on an origin the API does not allow).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from asgiref.typing import WebSocketScope
+from django.conf import settings
 from django.http import HttpRequest
 from rest_framework import exceptions
 from rest_framework.request import Request
@@ -69,6 +70,29 @@ def hub_authenticate(scope: WebSocketScope) -> HubIdentity:
             return HubIdentity(user=user, api_key=credential, expires_at=credential.expires_at)
         return HubIdentity(user=user, api_key=None, expires_at=datetime.fromtimestamp(credential["exp"], tz=UTC))
     raise HubRefused(CLOSE_UNAUTHENTICATED, "not_authenticated")
+
+
+def hub_origin_check(scope: WebSocketScope) -> None:
+    """Raises HubRefused unless the handshake's page may use the hub: a program (which sends
+    no Origin), a page of the service itself (its Origin names the host it connects to, or the public
+    address), or
+    a web app on one of CORS_ALLOWED_ORIGINS, the origins the API answers from a browser too."""
+    origin = _header(scope, "origin")
+    if origin is None:
+        return
+    netloc = urlsplit(origin).netloc
+    if netloc in (_header(scope, "host"), urlsplit(settings.PUBLIC_BASE_URL).netloc):
+        return
+    if origin in settings.CORS_ALLOWED_ORIGINS:
+        return
+    raise HubRefused(CLOSE_FORBIDDEN, "origin_not_allowed")
+
+
+def _header(scope: WebSocketScope, wanted: str) -> str | None:
+    for raw_name, raw_value in scope.get("headers", []):
+        if raw_name.decode("latin-1").lower() == wanted:
+            return raw_value.decode("latin-1")
+    return None
 
 
 def _credential_request(scope: WebSocketScope) -> Request:

@@ -31,7 +31,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -59,6 +59,9 @@ _BODYLESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 _FRAMING_HEADERS = frozenset({b"content-length", b"transfer-encoding"})
 
 
+_View = TypeVar("_View", bound=Callable[..., Any])
+
+
 @dataclass(frozen=True)
 class BodyPolicy:
     """What a request's route does with a body."""
@@ -69,6 +72,13 @@ class BodyPolicy:
     problem_extra: dict[str, int] = field(default_factory=dict)  # what the 413 names
 
 
+def body_unread(view: _View) -> _View:
+    """Marks a plain Django view that reads no request body (the web app's pages): a body
+    sent to it is not read, as for a route that has none (the view's answer comes at once)."""
+    view.body_unread = True  # type: ignore[attr-defined]
+    return view
+
+
 def body_policy(*, path: str, method: str) -> BodyPolicy:
     """The policy of the route at `path` (a path_info) for `method`."""
     try:
@@ -76,7 +86,7 @@ def body_policy(*, path: str, method: str) -> BodyPolicy:
     except Resolver404:
         return BodyPolicy(reads_body=False)
     view = match.func
-    if view is problem_json.api_not_found:  # /v1's catch-all: no such route
+    if view is problem_json.api_not_found or getattr(view, "body_unread", False):  # no body wanted
         return BodyPolicy(reads_body=False)
     view_class = getattr(view, "cls", None)
     if view_class is None:  # a plain Django view (the admin's forms): Django's own body limit

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from booktranslate import models
-from booktranslate.errors import TranslationStopped
+from booktranslate.errors import BookTranslateError, TranslationStopped
 from booktranslate.problems import InsufficientCredit, NothingToProcess, SpendingCeilingReached
 
 if TYPE_CHECKING:
@@ -108,7 +108,15 @@ class BookJourney:
 
     def resume(self, project_id: str) -> BookResult:
         """Normalize (a no-op once done), process (replayed, or the job in flight, once
-        started), wait, export and download what is not in `out_dir` yet."""
+        started), wait, export and download what is not in `out_dir` yet. An error raised
+        on the way carries the project's id (`BookTranslateError.project_id`)."""
+        try:
+            return self._resume(project_id)
+        except BookTranslateError as error:
+            error.project_id = project_id
+            raise
+
+    def _resume(self, project_id: str) -> BookResult:
         view = self.client.get_project_status(project_id)
         self._stop_if_stopped(view)
         if view["state"] not in DONE_STATES:

@@ -176,9 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BookTranslateError as error:
         bar.finish()
         err.write(f"booktranslate: {error}\n")
-        project = error.extra.get("projectId")
-        if project and not isinstance(error, TranslationStopped):
-            err.write(f"once that is settled: booktranslate resume {project}\n")
+        if error.project_id and not isinstance(error, TranslationStopped):
+            err.write(f"once that is settled: booktranslate resume {error.project_id}\n")
         return exit_code(error)
 
 

@@ -14,7 +14,9 @@ STANDARD_MEMBERS = frozenset({"type", "title", "status", "detail", "instance", "
 class BookTranslateError(Exception):
     """An API problem (or a failure of the client itself, below): its HTTP `status`, its
     stable `code`, `title`, `detail`, the `request_id` the service logged it under, and the
-    problem's extra members in `extra` (`shortfall`, `supportedPairs`, `errors`, ...)."""
+    problem's extra members in `extra` (`shortfall`, `supportedPairs`, `errors`, ...).
+    `project_id` is the book a `translate_book` or `resume` was on when it was raised
+    (`resume(project_id)` goes on once the cause is settled)."""
 
     code: str = "unknown_problem"
     status: int = 0
@@ -28,6 +30,7 @@ class BookTranslateError(Exception):
         self.instance = problem.get("instance")
         self.type = problem.get("type")
         self.request_id = request_id
+        self.project_id: str | None = None
         self.extra = {name: value for name, value in problem.items() if name not in STANDARD_MEMBERS}
         super().__init__(str(self))
 

@@ -80,8 +80,10 @@ export function problemText(problem) {
 
 /** Shows a problem's field errors next to the form's fields (matched by the control's
  * name, as the API spells it), marks them invalid and focuses the first; what matches no
- * field goes to the notice with the problem's sentence. Clears earlier errors first. */
-export function formErrors(form, problem) {
+ * field goes to the notice with the problem's sentence. A problem about no field in
+ * particular (a code refused) is shown next to the control named `near`, when given.
+ * Clears earlier errors first. */
+export function formErrors(form, problem, { near } = {}) {
   for (const old of form.querySelectorAll(".field-error")) old.remove();
   for (const control of form.querySelectorAll("[aria-invalid]")) {
     control.removeAttribute("aria-invalid");
@@ -90,6 +92,10 @@ export function formErrors(form, problem) {
     else control.removeAttribute("aria-describedby");
   }
   if (!problem) return;
+  const fields = problem.fields || {};
+  if (near && !Object.keys(fields).length && problem.status >= 400 && problem.status < 500 && problem.status !== 429) {
+    problem = Object.assign(Object.create(Object.getPrototypeOf(problem)), problem, { fields: { [near]: [problemText(problem)] } });
+  }
   const unplaced = [];
   let first = null;
   for (const [field, messages] of Object.entries(problem.fields || {})) {

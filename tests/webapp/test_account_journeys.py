@@ -6,6 +6,8 @@ checked with axe-core and photographed (var/test-artifacts/webapp/<test>/)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 from selenium.webdriver.common.alert import Alert
@@ -19,6 +21,7 @@ from accounts.services.api_keys import api_key_create
 from tests.browser.conftest import chromium_required, console_errors
 from tests.e2e.processes import Services
 from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.pdfs import pdf_bytes
 from tests.webapp.conftest import PHONE, Screenshots, assert_accessible, assert_fits_width, page_wait, window
 from wallet.models import LedgerEntry, TopUp
 from wallet.services.redeem import codes_issue
@@ -73,12 +76,21 @@ def ready(driver: WebDriver, services: Services, element_id: str, *, what: str) 
 
 
 def test_a_person_signs_up_makes_an_api_key_uses_it_and_revokes_it(
-    browser: WebDriver, services: Services, server: str, screenshots: Screenshots
+    browser: WebDriver, services: Services, server: str, screenshots: Screenshots, tmp_path: Path
 ):
+    book = tmp_path / "harbour.pdf"
+    book.write_bytes(pdf_bytes(3, text=lambda n: f"Chapter {n} opens on a quiet harbour where the boats come in."))
     browser.get(server + "/")
     page_wait(browser, services, lambda d: "Spanish" in text_of(d, "languages"), what="the languages")
-    screenshots("home")
     assert_accessible(browser, "the home page")
+    # A book's price before signing up.
+    field(browser, "estimate-form", "file").send_keys(str(book))
+    submit(browser, "estimate-form")
+    page_wait(browser, services, lambda d: text_of(d, "estimate-pages") == "3", what="the estimate")
+    assert text_of(browser, "estimate-name") == "harbour.pdf"
+    assert text_of(browser, "estimate-expected").startswith("$")
+    screenshots("home with an estimate")
+    assert_accessible(browser, "the home page with an estimate")
 
     browser.find_element(By.LINK_TEXT, "Create an account").click()
     page_wait(browser, services, lambda d: path_is(d, "/signup"), what="the sign-up page")

@@ -22,6 +22,9 @@ from tests.browser.conftest import chromium_required, console_errors
 from tests.e2e.processes import Services
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 from tests.support.pdfs import pdf_bytes
+from tests.wallet.stripe_stand_in import API_KEY as STRIPE_API_KEY
+from tests.wallet.stripe_stand_in import WEBHOOK_SECRET as STRIPE_WEBHOOK_SECRET
+from tests.wallet.stripe_stand_in import StripeStandIn, signature_header
 from tests.webapp.conftest import PHONE, Screenshots, assert_accessible, assert_fits_width, page_wait, window
 from wallet.models import LedgerEntry, TopUp
 from wallet.services.redeem import codes_issue
@@ -302,4 +305,72 @@ def test_the_account_pages_fit_a_phone_sized_window(
         assert_fits_width(browser, path)
         assert_accessible(browser, f"{path} on a phone")
         screenshots(f"phone {path}")
+    assert console_errors(browser) == []
+
+
+def test_a_card_top_up_goes_to_the_checkout_and_the_return_page_shows_the_credit_as_it_lands(
+    browser: WebDriver, services: Services, stripe_stand_in: StripeStandIn, screenshots: Screenshots
+):
+    server = services.api_server(
+        DEVELOPMENT_DEPLOYMENT="false",
+        STRIPE_SECRET_KEY=STRIPE_API_KEY,
+        STRIPE_WEBHOOK_SECRET=STRIPE_WEBHOOK_SECRET,
+        STRIPE_API_BASE=stripe_stand_in.base_url,
+    )
+    reader = UserFactory()
+    browser.get(f"{server}/signin?next=/wallet")
+    fill(browser, "signin-form", email=reader.email, password=DEFAULT_PASSWORD)
+    submit(browser, "signin-form")
+    page_wait(browser, services, lambda d: path_is(d, "/wallet"), what="the wallet")
+    ready(browser, services, "balance", what="the balance")
+    # Not a development deployment: a card, and no instant credit.
+    assert field(browser, "top-up-form", "method").get_attribute("value") == "card"
+    assert not browser.find_elements(By.ID, "method-manual")
+    fill(browser, "top-up-form", amount="15")
+    submit(browser, "top-up-form")
+    page_wait(
+        browser,
+        services,
+        lambda d: d.current_url.startswith("https://checkout.stripe.com/c/pay/"),
+        what="the browser sent to Stripe Checkout",
+    )
+    console_errors(browser)  # the stand-in's checkout address does not exist: the browser says so
+    top_up = TopUp.objects.get(user=reader)
+    assert top_up.status == "pending"
+
+    # Back on the return page before Stripe has told the service: it waits, then shows the
+    # credit when the (signed) webhook lands, without a reload.
+    browser.get(f"{server}/wallet/top-up/{top_up.reference}?checkout=success")
+    page_wait(browser, services, lambda d: text_of(d, "outcome-title") == "Waiting for the payment", what="pending")
+    screenshots("top-up pending")
+    assert_accessible(browser, "the pending top-up")
+    session = stripe_stand_in.checkout_pay(top_up.provider_reference)
+    payload = StripeStandIn.event_payload("checkout.session.completed", session)
+    delivered = httpx.post(
+        f"{server}/v1/payments/stripe/webhook",
+        content=payload,
+        headers={
+            "Stripe-Signature": signature_header(payload, STRIPE_WEBHOOK_SECRET),
+            "Content-Type": "application/json",
+        },
+    )
+    assert delivered.status_code == 200, delivered.text
+    page_wait(browser, services, lambda d: text_of(d, "outcome-title") == "Credit added", what="the credit")
+    assert text_of(browser, "outcome-credited") == "$15.00"
+    page_wait(browser, services, lambda d: "$15.00" in text_of(d, "nav-balance"), what="the header's balance")
+    screenshots("top-up confirmed")
+
+    # The card is saved: the wallet offers it, the spending settings list it as primary.
+    browser.get(server + "/wallet")
+    page_wait(
+        browser,
+        services,
+        lambda d: "Visa ending 4242 (primary)" in text_of(d, "saved-card-field"),
+        what="the saved card offered",
+    )
+    assert "Credit added" in browser.find_element(By.CSS_SELECTOR, "#ledger tbody tr").text
+    browser.get(server + "/settings/spending")
+    page_wait(browser, services, lambda d: "Visa ending 4242" in text_of(d, "cards"), what="the saved card listed")
+    assert "Primary" in text_of(browser, "cards")
+    screenshots("saved card")
     assert console_errors(browser) == []

@@ -2,7 +2,7 @@
 // the saved cards (make one primary, remove one), as the wallet's API allows.
 
 import { api, session } from "./api.js";
-import { busy, byId, el, formErrors, money, notice } from "./ui.js";
+import { busy, byId, cardBrand, el, formErrors, money, notice } from "./ui.js";
 
 function amountOrNull(input) {
   return input.value === "" ? null : Number(input.value);
@@ -47,7 +47,7 @@ async function cardsShow() {
     cards = [];
   }
   const items = cards.map((card) => {
-    const label = `${card.brand || "Card"} ending ${card.last4}`;
+    const label = `${cardBrand(card.brand)} ending ${card.last4}`;
     const expiry = card.expMonth && card.expYear ? `expires ${String(card.expMonth).padStart(2, "0")}/${card.expYear}` : "";
     return el(
       "li",

@@ -56,6 +56,13 @@ export function money(amount, currency = "USD") {
   }).format(value);
 }
 
+/** A card's brand as people write it ("visa" -> "Visa", "amex" -> "American Express"). */
+export function cardBrand(brand) {
+  const names = { amex: "American Express", diners: "Diners Club", jcb: "JCB", unionpay: "UnionPay", mastercard: "Mastercard" };
+  if (!brand) return "Card";
+  return names[brand] || brand.charAt(0).toUpperCase() + brand.slice(1);
+}
+
 /** A date-time from the API as the person reads dates. */
 export function dateTime(iso) {
   if (!iso) return "—";

@@ -6,7 +6,7 @@
 import { api, session } from "./api.js";
 import { connectHub } from "./hub.js";
 import { balanceRefresh } from "./shell.js";
-import { busy, byId, dateTime, el, formErrors, money, notice } from "./ui.js";
+import { busy, byId, cardBrand, dateTime, el, formErrors, money, notice } from "./ui.js";
 
 const LEDGER_PAGE_SIZE = 20;
 const KINDS = {
@@ -69,7 +69,7 @@ async function cardsShow(form) {
   select.replaceChildren(
     el("option", { value: "" }, "A new card (checkout page)"),
     ...cards.map((card) =>
-      el("option", { value: card.id, selected: card.isPrimary }, `${card.brand || "Card"} ending ${card.last4}${card.isPrimary ? " (primary)" : ""}`),
+      el("option", { value: card.id, selected: card.isPrimary }, `${cardBrand(card.brand)} ending ${card.last4}${card.isPrimary ? " (primary)" : ""}`),
     ),
   );
   field.hidden = cards.length === 0;

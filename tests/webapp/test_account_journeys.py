@@ -6,10 +6,16 @@ checked with axe-core and photographed (var/test-artifacts/webapp/<test>/)."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
+import jwt
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
 from selenium.webdriver.common.alert import Alert
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -21,6 +27,7 @@ from accounts.services.api_keys import api_key_create
 from tests.browser.conftest import chromium_required, console_errors
 from tests.e2e.processes import Services
 from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.local_http import QuietHandler, serving
 from tests.support.pdfs import pdf_bytes
 from tests.wallet.stripe_stand_in import API_KEY as STRIPE_API_KEY
 from tests.wallet.stripe_stand_in import WEBHOOK_SECRET as STRIPE_WEBHOOK_SECRET
@@ -373,4 +380,80 @@ def test_a_card_top_up_goes_to_the_checkout_and_the_return_page_shows_the_credit
     page_wait(browser, services, lambda d: "Visa ending 4242" in text_of(d, "cards"), what="the saved card listed")
     assert "Primary" in text_of(browser, "cards")
     screenshots("saved card")
+    assert console_errors(browser) == []
+
+
+def test_a_person_signs_in_with_an_external_provider_and_lands_where_they_were_going(
+    browser: WebDriver, services: Services, screenshots: Screenshots
+):
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    public = RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
+    asked: list[dict[str, str]] = []
+
+    class Provider(QuietHandler):
+        """An OpenID Connect provider's two addresses the app uses: its key set, and its
+        authorization address, which answers with an ID token in the redirect's fragment."""
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            if url.path == "/keys":
+                body = json.dumps({"keys": [{**public, "kid": "k1", "alg": "RS256", "use": "sig"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            query = dict(parse_qsl(url.query))
+            asked.append(query)
+            now = int(time.time())
+            claims = {
+                "iss": issuer,
+                "aud": query["client_id"],
+                "sub": "acme-7",
+                "email": "grace@acme.test",
+                "email_verified": True,
+                "name": "Grace Reader",
+                "nonce": query["nonce"],
+                "iat": now,
+                "exp": now + 600,
+            }
+            token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+            fragment = urlencode({"id_token": token, "state": query["state"]})
+            self.send_response(302)
+            self.send_header("Location", f"{query['redirect_uri']}#{fragment}")
+            self.end_headers()
+
+    with serving(Provider) as issuer:
+        server = services.api_server(
+            OIDC_PROVIDERS="acme",
+            OIDC_ACME_ISSUERS=issuer,
+            OIDC_ACME_JWKS_URL=f"{issuer}/keys",
+            OIDC_ACME_CLIENT_IDS="books-acme",
+            OIDC_ACME_AUTHORIZE_URL=f"{issuer}/authorize",
+        )
+        browser.get(f"{server}/signin?next=/settings")
+        button = browser.find_element(By.CSS_SELECTOR, "button[data-provider='acme']")
+        assert button.text == "Continue with Acme"
+        screenshots("sign-in with a provider")
+        button.click()
+        page_wait(browser, services, lambda d: path_is(d, "/settings"), what="signed in, where they were going")
+        page_wait(
+            browser,
+            services,
+            lambda d: field(d, "profile-form", "email").get_attribute("value") == "grace@acme.test",
+            what="the profile",
+        )
+
+    [request] = asked
+    assert request["client_id"] == "books-acme"
+    assert request["response_type"] == "id_token"
+    assert request["redirect_uri"] == f"{server}/signin"
+    assert len(request["nonce"]) >= 32
+    # The token left the address bar; an account without a password was made.
+    assert "id_token" not in browser.current_url
+    grace = User.objects.get(email="grace@acme.test")
+    assert not grace.has_usable_password()
+    assert not browser.find_element(By.ID, "password-section").is_displayed()
+    screenshots("signed in with a provider")
     assert console_errors(browser) == []

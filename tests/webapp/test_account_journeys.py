@@ -175,10 +175,16 @@ def test_a_person_signs_in_with_the_keyboard_redeems_a_code_and_sets_spending_an
     reader = UserFactory()
     _, [code] = codes_issue(amount="25", count=1, operator=None)
 
-    # A signed-out visit to the wallet asks for a sign-in, done with the keyboard alone,
-    # and comes back to the wallet.
+    # A sign-in the API no longer takes (here a token it never issued) ends at the first
+    # call: the sign-in page says so, and signing in again, with the keyboard alone, comes
+    # back to the wallet.
+    browser.get(server + "/signin")
+    browser.execute_script("localStorage.setItem('bts.token', 'not-a-token-we-issued');")
     browser.get(server + "/wallet")
-    page_wait(browser, services, lambda d: path_is(d, "/signin"), what="the sign-in page")
+    page_wait(browser, services, lambda d: notice_says(d, "Your sign-in has ended"), what="the sign-in ended")
+    assert path_is(browser, "/signin")
+    assert browser.execute_script("return localStorage.getItem('bts.token');") is None
+    refused_requests_drain(browser, 401)
     assert_accessible(browser, "the sign-in page")
     page_wait(
         browser,

@@ -134,8 +134,8 @@ def test_a_person_signs_up_makes_an_api_key_uses_it_and_revokes_it(
     secret = text_of(browser, "secret-value")
     screenshots("key created")
     assert_accessible(browser, "the developer settings with a new key")
+    page_wait(browser, services, lambda d: "nightly export" in text_of(d, "keys"), what="the key listed")
     row = browser.find_element(By.CSS_SELECTOR, "#keys tbody tr")
-    assert "nightly export" in row.text
     assert "Active" in row.text
     assert "approve" in row.text
     key = ApiKey.objects.get(user__email="ada@example.com")
@@ -206,8 +206,8 @@ def test_a_person_signs_in_with_the_keyboard_redeems_a_code_and_sets_spending_an
     page_wait(browser, services, lambda d: notice_says(d, "Code redeemed: $25.00"), what="the code redeemed")
     page_wait(browser, services, lambda d: text_of(d, "balance") == "$25.00", what="the new balance")
     assert "$25.00" in text_of(browser, "nav-balance")
+    page_wait(browser, services, lambda d: "Credit code redeemed" in text_of(d, "ledger"), what="the history")
     row = browser.find_element(By.CSS_SELECTOR, "#ledger tbody tr")
-    assert "Credit code redeemed" in row.text
     assert "+$25.00" in row.text
     screenshots("code redeemed")
     # The same code again is refused next to its field; nothing more is credited.
@@ -229,7 +229,9 @@ def test_a_person_signs_in_with_the_keyboard_redeems_a_code_and_sets_spending_an
     fill(browser, "top-up-form", amount="10")
     submit(browser, "top-up-form")
     page_wait(browser, services, lambda d: text_of(d, "balance") == "$35.00", what="the manual top-up")
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#ledger tbody tr")) == 2
+    page_wait(
+        browser, services, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#ledger tbody tr")) == 2, what="two entries"
+    )
     top_up = TopUp.objects.get(user=reader, method="manual", amount=10)
     browser.get(f"{server}/wallet/top-up/{top_up.reference}")
     page_wait(browser, services, lambda d: text_of(d, "outcome-title") == "Credit added", what="the top-up page")
@@ -381,7 +383,7 @@ def test_a_card_top_up_goes_to_the_checkout_and_the_return_page_shows_the_credit
         lambda d: "Visa ending 4242 (primary)" in text_of(d, "saved-card-field"),
         what="the saved card offered",
     )
-    assert "Credit added" in browser.find_element(By.CSS_SELECTOR, "#ledger tbody tr").text
+    page_wait(browser, services, lambda d: "Credit added" in text_of(d, "ledger"), what="the credit in the history")
     browser.get(server + "/settings/spending")
     page_wait(browser, services, lambda d: "Visa ending 4242" in text_of(d, "cards"), what="the saved card listed")
     assert "Primary" in text_of(browser, "cards")

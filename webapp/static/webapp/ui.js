@@ -34,12 +34,12 @@ export function byId(id) {
 }
 
 /** Shows a sentence in the live region under the header (read out by screen readers);
- * `kind` is "info", "success" or "error". An empty text hides it. */
+ * `kind` is "info", "success" or "error". An empty text empties it. (The region is never
+ * hidden: a screen reader announces only changes to a region it already knows.) */
 export function notice(text, kind = "info") {
   const region = byId("notice");
-  region.replaceChildren(...(text ? [text] : []));
   region.dataset.kind = kind;
-  region.hidden = !text;
+  region.replaceChildren(...(text ? [text] : []));
 }
 
 /** An amount as money in the person's locale: "$12.50". Amounts come from the API as

@@ -33,6 +33,8 @@ PASSWORD = "Lantern-Orchard-47-Quietly"
 BOOK_PAGES = 7
 BATCHES = 3
 ENGINE = {"TRANSLATION_ENGINE_OPTIONS": '{"pairs": ["en-es", "es-en"]}'}
+# A deadline against a hang (WaitTimedOut), not a timing assertion.
+WAIT = 180
 
 
 def page_text(number: int) -> str:
@@ -71,11 +73,17 @@ def test_translate_book_in_one_call_writes_each_format_and_reports_its_progress(
     seen: list[BookProgress] = []
 
     result = client.translate_book(
-        book(tmp_path), target="es", formats=["Epub", "Pdf"], out_dir=tmp_path / "out", progress=seen.append
+        book(tmp_path),
+        target="es",
+        formats=["Epub", "Pdf"],
+        out_dir=tmp_path / "out",
+        progress=seen.append,
+        timeout_s=WAIT,
     )
 
     assert result.state == "Complete"
     assert (result.translated_pages, result.failed_pages) == (BOOK_PAGES, 0)
+    assert result.waited_on == "hub"
     epub, pdf = result.files
     assert (epub.parent, epub.suffix, pdf.suffix) == (tmp_path / "out", ".epub", ".pdf")
     assert pdf.read_bytes().startswith(b"%PDF")
@@ -114,15 +122,16 @@ def test_a_new_client_resumes_a_journey_after_the_first_died_and_the_book_is_cha
 
     with pytest.raises(ClientDied) as died:
         first.translate_book(book(tmp_path), target="es", formats=["Markdown"], out_dir=tmp_path / "out",
-                             progress=die_once_processing)  # fmt: skip
+                             progress=die_once_processing, timeout_s=WAIT)  # fmt: skip
     project_id = str(died.value)
     first.close()
 
     second = Client(base_url, api_key=key)
-    result = second.resume(project_id, formats=["Markdown"], out_dir=tmp_path / "out")
-    again = second.resume(project_id, formats=["Markdown"], out_dir=tmp_path / "out")
+    result = second.resume(project_id, formats=["Markdown"], out_dir=tmp_path / "out", hub=False, timeout_s=WAIT)
+    again = second.resume(project_id, formats=["Markdown"], out_dir=tmp_path / "out", timeout_s=WAIT)
 
     assert result.state == again.state == "Complete"
+    assert result.waited_on == "polling"
     assert result.files == again.files
     (markdown,) = result.files
     for number in range(1, BOOK_PAGES + 1):

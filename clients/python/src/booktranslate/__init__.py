@@ -13,7 +13,13 @@ from booktranslate._version import __version__
 from booktranslate.book import BookProgress, BookResult
 from booktranslate.client import Client
 from booktranslate.config import Settings, settings_load
-from booktranslate.errors import BookTranslateError, ServiceUnreachable, TranslationStopped, UnknownProblem
+from booktranslate.errors import (
+    BookTranslateError,
+    ServiceUnreachable,
+    TranslationStopped,
+    UnknownProblem,
+    WaitTimedOut,
+)
 from booktranslate.problems import *  # noqa: F403 (one class per problem code, listed in its __all__)
 
 __all__ = [
@@ -27,6 +33,7 @@ __all__ = [
     "TranslationStopped",
     "UnknownProblem",
     "Upload",
+    "WaitTimedOut",
     "__version__",
     "settings_load",
 ]

@@ -184,8 +184,9 @@ class Transport:
             except httpx.TransportError as error:
                 never_sent = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout)
                 if last or not (safe or never_sent):
+                    detail = f"{self.base_url} could not be reached ({type(error).__name__}: {error})."
                     raise ServiceUnreachable(
-                        {"code": ServiceUnreachable.code, "title": "Service unreachable", "detail": f"{error!r}"}
+                        {"code": ServiceUnreachable.code, "title": "Service unreachable", "detail": detail}
                     ) from error
                 self._sleep(self._backoff(attempt))
                 continue

@@ -3,7 +3,9 @@
 The journey is upload -> create -> normalize -> process -> wait -> export -> download. The
 service runs the ladder by itself once `process` is accepted (1, 5, 25, 100 pages, then the
 rest, each batch paid from the wallet as it starts): the client calls nothing between
-batches, it only waits, reading GET /v1/projects/{id}/status. A wallet too low for the next
+batches, it only waits: it reads GET /v1/projects/{id}/status when the status hub tells it
+the book moved (a state change, a batch ended) and at least every `hub_poll_interval_s`, or,
+without the hub (`booktranslate.hub`), every `poll_interval_s`. A wallet too low for the next
 batch pauses the book (PausedNeedsCredit); credit that lands resumes it.
 
 Resumable: every step after create reads the book's state first and does only what is
@@ -17,6 +19,7 @@ The create key is derived from the upload key for the same reason.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -24,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from booktranslate import models
-from booktranslate.errors import BookTranslateError, TranslationStopped
+from booktranslate.errors import BookTranslateError, TranslationStopped, WaitTimedOut
+from booktranslate.hub import HubAlarm, HubUnavailable
 from booktranslate.problems import InsufficientCredit, NothingToProcess, SpendingCeilingReached
 
 if TYPE_CHECKING:
@@ -40,7 +44,10 @@ class BookProgress:
     """What the progress callback is told, each time something changed.
 
     `step`: upload, create, normalize, process, translate, export, download or done.
-    `batch`: the batch of the ladder now running (1 for the first), 0 before the first.
+    `batch`: the batch of the ladder running or next to run (1 for the first); once the
+    book is done, how many batches it took. `batch_size`: that batch's pages (the running
+    job's, else the ladder's next rung; None for the final "all remaining" rung, and once
+    done).
     `cost_usd`: the measured cost of the pages translated so far (billing charges at most
     this; the wallet's ledger has the charges)."""
 
@@ -59,7 +66,8 @@ class BookProgress:
 @dataclass(frozen=True)
 class BookResult:
     """A finished journey: the book's final state (Complete, or CompletedWithErrors with
-    `failed_pages` pages that could not be translated) and the files written."""
+    `failed_pages` pages that could not be translated) and the files written. `waited_on`:
+    "hub" when the status hub woke the wait, "polling" when only status reads did."""
 
     project_id: str
     state: str
@@ -67,6 +75,7 @@ class BookResult:
     translated_pages: int = 0
     failed_pages: int = 0
     cost_usd: Decimal = Decimal(0)
+    waited_on: str = "polling"
 
 
 class BookJourney:
@@ -81,6 +90,9 @@ class BookJourney:
         progress: Callable[[BookProgress], None] | None,
         poll_interval_s: float,
         sleep: Callable[[float], None],
+        hub: bool = True,
+        hub_poll_interval_s: float = 5.0,
+        timeout_s: float | None = None,
     ) -> None:
         self.client = client
         self.formats = formats
@@ -88,6 +100,11 @@ class BookJourney:
         self.progress = progress
         self.poll_interval_s = poll_interval_s
         self.sleep = sleep
+        self.hub = hub
+        self.hub_poll_interval_s = hub_poll_interval_s
+        self.deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        self.waited_on = "polling"
+        self.job_sizes: dict[str, int] = {}
         self.last: BookProgress | None = None
 
     def start(self, path: Path, *, target: str, name: str | None) -> BookResult:
@@ -131,21 +148,45 @@ class BookJourney:
         return self._export(project_id, view)
 
     def _wait(self, project_id: str) -> models.ProjectStatusView:
+        alarm = self._alarm(project_id)
         cost = Decimal(0)
         translated = -1
-        while True:
-            view = self.client.get_project_status(project_id)
-            self._stop_if_stopped(view)
-            if view["progress"]["translatedPages"] != translated:
-                translated = view["progress"]["translatedPages"]
-                cost = self._cost(project_id)
-            self._tell(self._from_view("translate", view, cost))
-            if view["state"] in DONE_STATES:
-                return view
-            if view["state"] == "PausedNeedsCredit" and view["waitingOn"] is None:
-                problem = InsufficientCredit if view["blockedOn"] == "credit" else SpendingCeilingReached
-                raise problem(self._problem(view, problem.code, problem.status))
-            self.sleep(self.poll_interval_s)
+        try:
+            while True:
+                view = self.client.get_project_status(project_id)
+                self._stop_if_stopped(view)
+                if view["progress"]["translatedPages"] != translated:
+                    translated = view["progress"]["translatedPages"]
+                    cost = self._cost(project_id)
+                self._tell(self._from_view("translate", view, cost))
+                if view["state"] in DONE_STATES:
+                    return view
+                if view["state"] == "PausedNeedsCredit" and view["waitingOn"] is None:
+                    problem = InsufficientCredit if view["blockedOn"] == "credit" else SpendingCeilingReached
+                    raise problem(self._problem(view, problem.code, problem.status))
+                self._check_deadline(view, "the book to be translated")
+                if alarm is not None:
+                    try:
+                        alarm.wait(self.hub_poll_interval_s)
+                        continue
+                    except HubUnavailable:
+                        alarm.close()
+                        alarm = None
+                self.sleep(self.poll_interval_s)
+        finally:
+            if alarm is not None:
+                alarm.close()
+
+    def _alarm(self, project_id: str) -> HubAlarm | None:
+        """The hub following the book, when asked for and available; None: poll."""
+        if not self.hub:
+            return None
+        try:
+            alarm = HubAlarm(self.client.base_url, self.client.credential, project_id)
+        except HubUnavailable:
+            return None
+        self.waited_on = "hub"
+        return alarm
 
     def _export(self, project_id: str, view: models.ProjectStatusView) -> BookResult:
         cost = self._cost(project_id)
@@ -172,6 +213,7 @@ class BookJourney:
                 )
             if all(ready.get(name, wanted[name])["status"] == "ready" for name in wanted):
                 break
+            self._check_deadline(view, "the exports")
             self.sleep(self.poll_interval_s)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         files = []
@@ -191,12 +233,19 @@ class BookJourney:
             translated_pages=progress["translatedPages"],
             failed_pages=progress["failedPages"],
             cost_usd=cost,
+            waited_on=self.waited_on,
         )
 
     def _cost(self, project_id: str) -> Decimal:
         """The measured cost of the book's pages translated so far."""
         pages = self.client.get_project(project_id)["pages"]
         return sum((Decimal(str(page["costUsd"])) for page in pages if page["costUsd"] is not None), Decimal(0))
+
+    def _check_deadline(self, view: models.ProjectStatusView, what: str) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            problem = self._problem(view, WaitTimedOut.code, 0)
+            problem["detail"] = f"Timed out waiting for {what}; the book is {view['state']}: {view['detail']}"
+            raise WaitTimedOut(problem)
 
     def _stop_if_stopped(self, view: models.ProjectStatusView) -> None:
         if view["state"] in STOPPED_STATES:
@@ -214,12 +263,14 @@ class BookJourney:
             "statusView": view,
         }
 
-    @staticmethod
     def _from_view(
-        step: str, view: models.ProjectStatusView, cost: Decimal = Decimal(0), *, detail: str = ""
+        self, step: str, view: models.ProjectStatusView, cost: Decimal = Decimal(0), *, detail: str = ""
     ) -> BookProgress:
         progress = view["progress"]
-        running = progress["translatedPages"] < progress["totalPages"] and view["state"] not in DONE_STATES
+        done = view["state"] in DONE_STATES
+        size = progress["nextBatchSize"]
+        if view["jobId"] is not None and not done:
+            size = self._job_size(view["jobId"])
         return BookProgress(
             step=step,
             project_id=view["projectId"],
@@ -227,11 +278,17 @@ class BookJourney:
             translated_pages=progress["translatedPages"],
             total_pages=progress["totalPages"],
             failed_pages=progress["failedPages"],
-            batch=progress["rung"] + 1 if running and view["jobId"] else progress["rung"],
-            batch_size=progress["nextBatchSize"],
+            batch=progress["rung"] if done else progress["rung"] + 1,
+            batch_size=None if done else size,
             cost_usd=cost,
             detail=detail or view["title"],
         )
+
+    def _job_size(self, job_id: str) -> int:
+        """The pages of the batch in flight (the ladder's rung, or fewer at the book's end)."""
+        if job_id not in self.job_sizes:
+            self.job_sizes[job_id] = self.client.get_job(job_id)["pageCount"]
+        return self.job_sizes[job_id]
 
     def _tell(self, progress: BookProgress) -> None:
         if self.progress is not None and progress != self.last:

@@ -112,15 +112,23 @@ def _journey_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class ProgressBar:
-    """Draws BookProgress on a terminal (one redrawn line), or one line per change elsewhere."""
+    """Draws BookProgress on a terminal (one redrawn line), or elsewhere one line for each
+    change of what it shows."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.live = stream.isatty()
+        self.quiet = False
         self.drawn = False
+        self.last_line = ""
+        self.project_id: str | None = None
 
     def __call__(self, progress: BookProgress) -> None:
+        self.project_id = progress.project_id or self.project_id
         line = self.line(progress)
+        if self.quiet or line == self.last_line:
+            return
+        self.last_line = line
         if self.live:
             self.stream.write("\r\033[K" + line)
             self.drawn = True
@@ -135,20 +143,22 @@ class ProgressBar:
 
     @staticmethod
     def line(progress: BookProgress) -> str:
-        if progress.project_id is None or progress.step in ("create", "normalize"):
+        if progress.project_id is None:
             return f"{progress.step}: {progress.detail}"
+        if progress.step in ("normalize", "process"):
+            return f"{progress.step}: project {progress.project_id}"
         total = progress.total_pages
         filled = BAR_WIDTH * progress.translated_pages // total if total else 0
         bar = "#" * filled + "-" * (BAR_WIDTH - filled)
-        batch = f"batch {progress.batch}" if progress.batch else "batch -"
-        if progress.batch_size:
-            batch += f" (next {progress.batch_size})"
-        parts = [
-            f"[{bar}] {progress.translated_pages}/{total} pages",
-            batch,
-            f"${progress.cost_usd:.4f}",
-            progress.state or "",
-        ]
+        if progress.state in ("Complete", "CompletedWithErrors"):
+            batch = f"{progress.batch} batches"
+        else:
+            size = "the rest"
+            if progress.batch_size:
+                size = f"{progress.batch_size} page{'s' if progress.batch_size > 1 else ''}"
+            batch = f"batch {progress.batch} ({size})"
+        parts = [f"[{bar}] {progress.translated_pages}/{total} pages", batch, f"${progress.cost_usd:.4f}"]
+        parts.append(progress.state or "")
         if progress.failed_pages:
             parts.append(f"{progress.failed_pages} failed")
         if progress.step in ("export", "download"):
@@ -171,7 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return COMMANDS[args.command](client, args, out, bar)
     except KeyboardInterrupt:
         bar.finish()
-        err.write("interrupted; `booktranslate resume PROJECT_ID` picks the book up where it stands\n")
+        err.write(
+            f"interrupted; `booktranslate resume {bar.project_id or 'PROJECT_ID'}` picks the book up where it stands\n"
+        )
         return EXIT_INTERRUPTED
     except BookTranslateError as error:
         bar.finish()
@@ -291,8 +303,9 @@ def command_keys(client: Client, args: argparse.Namespace, out: TextIO, bar: Pro
     return EXIT_OK
 
 
-def _bar(args: argparse.Namespace, bar: ProgressBar) -> Callable[[BookProgress], None] | None:
-    return None if args.quiet else bar
+def _bar(args: argparse.Namespace, bar: ProgressBar) -> ProgressBar:
+    bar.quiet = args.quiet
+    return bar
 
 
 def _finished(result: BookResult, out: TextIO, bar: ProgressBar) -> int:

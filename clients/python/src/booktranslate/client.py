@@ -106,10 +106,14 @@ class Client(Operations):
         name: str | None = None,
         progress: Callable[[BookProgress], None] | None = None,
         poll_interval_s: float = 1.0,
+        hub: bool = True,
+        timeout_s: float | None = None,
     ) -> BookResult:
         """Translates a book file in one call: upload, create, normalize, process, wait, export
-        each of `formats`, and download them into `out_dir`. See `booktranslate.book`."""
-        journey = self._journey(formats, out_dir, progress, poll_interval_s)
+        each of `formats`, and download them into `out_dir`. `hub=False` waits by polling
+        alone; `timeout_s` bounds the waiting (WaitTimedOut), by default none. See
+        `booktranslate.book`."""
+        journey = self._journey(formats, out_dir, progress, poll_interval_s, hub, timeout_s)
         return journey.start(Path(path), target=target, name=name)
 
     def resume(
@@ -120,10 +124,13 @@ class Client(Operations):
         *,
         progress: Callable[[BookProgress], None] | None = None,
         poll_interval_s: float = 1.0,
+        hub: bool = True,
+        timeout_s: float | None = None,
     ) -> BookResult:
         """Picks up a book's journey wherever it stands (after a client died at any step):
         what the service already did is read, not done again, and nothing is charged twice."""
-        return self._journey(formats, out_dir, progress, poll_interval_s).resume(project_id)
+        journey = self._journey(formats, out_dir, progress, poll_interval_s, hub, timeout_s)
+        return journey.resume(project_id)
 
     def _journey(
         self,
@@ -131,6 +138,8 @@ class Client(Operations):
         out_dir: str | Path,
         progress: Callable[[BookProgress], None] | None,
         poll_interval_s: float,
+        hub: bool,
+        timeout_s: float | None,
     ) -> BookJourney:
         return BookJourney(
             self,
@@ -139,6 +148,8 @@ class Client(Operations):
             progress=progress,
             poll_interval_s=poll_interval_s,
             sleep=self._sleep,
+            hub=hub,
+            timeout_s=timeout_s,
         )
 
     def _adopt(self, session: models.Session) -> models.Session:

@@ -58,3 +58,10 @@ class TranslationStopped(BookTranslateError):
     it failed; `extra["statusView"]` holds the last status read when there is one."""
 
     code = "translation_stopped"
+
+
+class WaitTimedOut(BookTranslateError):
+    """`translate_book` or `resume` waited longer than its `timeout_s` for the book or its
+    files; the book goes on on the service, and `resume(project_id)` picks it up."""
+
+    code = "wait_timed_out"

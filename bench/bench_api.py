@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -145,7 +146,9 @@ def redis_server(workdir: Path) -> Iterator[str]:
 @contextlib.contextmanager
 def api_server(workdir: Path, redis_url: str, **settings_env: str) -> Iterator[str]:
     """The API server (uvicorn, as scripts/run.sh starts it) on the bench's database and
-    Redis, with `settings_env` over the environment; its base URL."""
+    Redis, with DEBUG off as in production (DEBUG on records every query it runs, which
+    only the reads that touch the database pay), with `settings_env` over the environment;
+    its base URL."""
     port = free_port()
     log = workdir / "api-server.log"
     env = {
@@ -155,6 +158,9 @@ def api_server(workdir: Path, redis_url: str, **settings_env: str) -> Iterator[s
         "CACHE_URL": redis_url,
         "CHANNELS_REDIS_URL": redis_url,
         "PYTHONUNBUFFERED": "1",
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(48),
+        "SECURE_SSL_REDIRECT": "false",  # plain HTTP on loopback, where production has its proxy's TLS
         **settings_env,
     }
     argv = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]

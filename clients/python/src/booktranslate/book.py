@@ -24,15 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from booktranslate import models
+from booktranslate._operations import Operations
+from booktranslate._transport import Transport
 from booktranslate.errors import BookTranslateError, TranslationStopped, WaitTimedOut
 from booktranslate.hub import HubAlarm, HubUnavailable
 from booktranslate.problems import InsufficientCredit, NothingToProcess, SpendingCeilingReached
-
-if TYPE_CHECKING:
-    from booktranslate.client import Client
 
 DONE_STATES = frozenset({"Complete", "CompletedWithErrors"})
 STOPPED_STATES = frozenset({"Failed", "Cancelling", "Cancelled"})
@@ -79,11 +78,13 @@ class BookResult:
 
 
 class BookJourney:
-    """One run of the journey for a client; `start` from a file, `resume` from a project id."""
+    """One run of the journey with a client's operations and transport; `start` from a
+    file, `resume` from a project id."""
 
     def __init__(
         self,
-        client: Client,
+        client: Operations,
+        transport: Transport,
         *,
         formats: list[str],
         out_dir: Path,
@@ -95,6 +96,7 @@ class BookJourney:
         timeout_s: float | None = None,
     ) -> None:
         self.client = client
+        self.transport = transport
         self.formats = formats
         self.out_dir = out_dir
         self.progress = progress
@@ -182,7 +184,7 @@ class BookJourney:
         if not self.hub:
             return None
         try:
-            alarm = HubAlarm(self.client.base_url, self.client.credential, project_id)
+            alarm = HubAlarm(self.transport.base_url, self.transport.credential, project_id)
         except HubUnavailable:
             return None
         self.waited_on = "hub"
@@ -222,7 +224,7 @@ class BookJourney:
             destination = self.out_dir / Path(entry["saveAsName"] or name).name
             self._tell(self._from_view("download", view, cost, detail=destination.name))
             if not (destination.exists() and destination.stat().st_size == entry["sizeBytes"]):
-                self.client.download_export_to(project_id, name, destination)
+                self.transport.download(f"/v1/projects/{project_id}/exports/{name}", destination)
             files.append(destination)
         self._tell(self._from_view("done", view, cost))
         progress = view["progress"]

@@ -143,6 +143,7 @@ class Client(Operations):
     ) -> BookJourney:
         return BookJourney(
             self,
+            self._transport,
             formats=list(formats),
             out_dir=Path(out_dir),
             progress=progress,

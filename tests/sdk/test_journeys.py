@@ -32,7 +32,8 @@ PASSWORD = "Lantern-Orchard-47-Quietly"
 # 7 pages: the ladder runs 1, 5, then the last page: three batches.
 BOOK_PAGES = 7
 BATCHES = 3
-ENGINE = {"TRANSLATION_ENGINE_OPTIONS": '{"pairs": ["en-es", "es-en"]}'}
+# Index 8 always fails: a book of 9 pages ends CompletedWithErrors, shorter ones never reach it.
+ENGINE = {"TRANSLATION_ENGINE_OPTIONS": '{"pairs": ["en-es", "es-en"], "fail_pages": [8], "fail_attempts": 0}'}
 # A deadline against a hang (WaitTimedOut), not a timing assertion.
 WAIT = 180
 
@@ -57,8 +58,9 @@ def account(base_url: str, credit_usd: float) -> Client:
     return client
 
 
-def book(tmp_path: Path, pages: int = BOOK_PAGES) -> Path:
-    path = tmp_path / "diary.pdf"
+def book(folder: Path, pages: int = BOOK_PAGES) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "diary.pdf"
     path.write_bytes(pdf_bytes(pages, text=page_text))
     return path
 
@@ -201,6 +203,13 @@ def test_the_command_translates_a_book_and_says_how_each_run_ended_in_its_exit_c
     listed = run_cli("keys", "list", url=base_url, api_key=None, home=home)
     assert listed.returncode == 0, listed.stderr
     assert "cli" in listed.stdout
+
+    failing = run_cli("translate", str(book(tmp_path / "long", pages=9)), "--to", "es", "--format", "md", "--out",
+                      str(tmp_path / "long"), url=base_url, api_key=key, home=home)  # fmt: skip
+    assert failing.returncode == 5, failing.stderr
+    assert Path(failing.stdout.strip()).is_file()
+    assert "1 of the book's pages could not be translated" in failing.stderr
+    assert "CompletedWithErrors" in failing.stderr
 
     unpaid = run_cli("translate", str(path), "--to", "es", url=base_url, api_key=broke_key, home=tmp_path)
     refused = run_cli("wallet", url=base_url, api_key="svc_sk_live_" + "A" * 49, home=tmp_path)

@@ -25,7 +25,7 @@ from typing import TextIO
 
 from booktranslate import models, problems
 from booktranslate._version import __version__
-from booktranslate.book import BookProgress, BookResult
+from booktranslate.book import MEDIA_TYPES, BookProgress, BookResult
 from booktranslate.client import Client
 from booktranslate.config import config_path, settings_load
 from booktranslate.errors import BookTranslateError, ServiceUnreachable, TranslationStopped
@@ -236,7 +236,8 @@ def command_download(client: Client, args: argparse.Namespace, out: TextIO, bar:
 
 def command_estimate(client: Client, args: argparse.Namespace, out: TextIO, bar: ProgressBar) -> int:
     with args.file.open("rb") as book:
-        estimate = client.estimate_anonymously((args.file.name, book, "application/octet-stream"))
+        media_type = MEDIA_TYPES.get(args.file.suffix.lower(), "application/octet-stream")
+        estimate = client.estimate_anonymously((args.file.name, book, media_type))
     cost = estimate["bookCost"]
     at_most = f", at most ${Decimal(str(cost['maxUsd'])):.2f}" if cost["maxUsd"] is not None else ""
     out.write(

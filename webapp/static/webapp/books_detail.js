@@ -22,7 +22,9 @@ function statusShow(view) {
   byId("book-translated").textContent = `${progress.translatedPages || 0} of ${progress.totalPages || 0} pages`;
   byId("book-failed").textContent = String(progress.failedPages || 0);
   const next = progress.nextBatchSize ? `next batch ${progress.nextBatchSize} pages` : "next batch: all remaining pages";
-  byId("book-batch").textContent = `${view.jobId ? "a batch is running; " : ""}${progress.rung || 0} done, ${next}`;
+  const batches = `${progress.rung || 0} batches done`;
+  byId("book-batch").textContent =
+    view.phase === "done" ? batches : `${view.jobId ? "a batch is running; " : ""}${batches}, ${next}`;
   byId("book-credit").hidden = view.nextAction !== "add_credit";
   byId("book-retry").hidden = view.nextAction !== "retry" || Boolean(view.jobId);
   byId("book-cancel").hidden = !WORKING.has(view.state) || view.state === "Cancelling";

@@ -18,12 +18,11 @@ from selenium.webdriver.support.ui import Select
 
 from accounts.models import User
 from projects.models import PageStatus, Project, ProjectStatus
-from tests.browser.conftest import browser, browser_wait, chromium_required, console_errors, downloads
+from tests.browser.conftest import browser_wait, chromium_required, console_errors
 from tests.e2e.processes import REPO_ROOT, Services
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 from tests.support.pdfs import pdf_bytes
-
-__all__ = ["browser", "downloads"]  # the browser fixtures, shared with tests/browser
+from tests.webapp.conftest import assert_accessible, assert_fits_width
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,6 +44,7 @@ def shot(driver: WebDriver, test: str, step: str) -> None:
     size = driver.get_window_size()
     driver.set_window_size(390, 844)
     driver.save_screenshot(str(folder / f"{step}-phone.png"))
+    assert_fits_width(driver, step)
     driver.set_window_size(size["width"], size["height"])
 
 
@@ -125,6 +125,7 @@ def test_a_reader_drops_a_pdf_sees_its_price_reads_a_page_approves_it_and_downlo
     assert text_of(browser, "quote-expected").startswith("$")
     assert text_of(browser, "quote-balance") == "$20.00"
     shot(browser, test, "02-price")
+    assert_accessible(browser, "02-price")
     assert Project.objects.get(owner=reader).status == ProjectStatus.CREATED  # nothing started before the click
 
     browser.find_element(By.ID, "quote-start").click()
@@ -138,12 +139,14 @@ def test_a_reader_drops_a_pdf_sees_its_price_reads_a_page_approves_it_and_downlo
         what="every page translated in the grid",
     )
     shot(browser, test, "03-book-complete")
+    assert_accessible(browser, "03-book-complete")
 
     browser.find_element(By.LINK_TEXT, "Page 1: translated").click()
     browser_wait(browser, services, lambda d: d.find_element(By.ID, "page-image").is_displayed(), what="the page image")
     assert f"[echo → fr] {LINE.format(n=1)}" in " ".join(text_of(browser, "page-translation").split())
     assert browser.find_element(By.ID, "page-next").is_displayed()
     shot(browser, test, "04-page-side-by-side")
+    assert_accessible(browser, "04-page-side-by-side")
     browser.find_element(By.ID, "page-approve").click()
     browser_wait(browser, services, lambda d: "approved" in text_of(d, "notice"), what="the approval")
     shot(browser, test, "05-page-approved")

@@ -1,8 +1,9 @@
 """The book pages of the web app in headless Chromium, against a real API server and a
-real Celery worker on the echo engine: sign in -> credit -> drop a PDF -> its price ->
-translate -> pages appear -> a page side by side -> approve -> download Epub and Pdf; and
-a page that fails for real (the echo engine's `fail_pages`) -> its reason -> retry ->
-translated. A screenshot of each step is kept under var/test-artifacts/webapp/."""
+real Celery worker on the echo engine: sign up -> pay (the wallet's instant credit of a
+development deployment) -> drop a PDF -> its price -> translate -> pages appear -> a page
+side by side -> approve -> download Epub and Pdf -> reject a page, which is translated
+again; and a page that fails for real (the echo engine's `fail_pages`) -> its reason ->
+retry -> translated. A screenshot of each step is kept under var/test-artifacts/webapp/."""
 
 from __future__ import annotations
 
@@ -61,6 +62,26 @@ def signed_in(driver: WebDriver, services: Services, base: str, user: User) -> N
     )
 
 
+def signed_up_and_paid(driver: WebDriver, services: Services, base: str, *, email: str) -> None:
+    """Signs up on /signup, adds $20 of instant credit on /wallet (a development
+    deployment's top-up), and goes to /books: as a new person does."""
+    driver.get(base + "/signup")
+    form = driver.find_element(By.ID, "signup-form")
+    for name, value in (("displayName", "Ada Reader"), ("email", email), ("password", "a long enough passphrase")):
+        form.find_element(By.NAME, name).send_keys(value)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    browser_wait(driver, services, lambda d: d.find_elements(By.ID, "book-file"), what="/books after signing up")
+    driver.get(base + "/wallet")
+    browser_wait(driver, services, lambda d: text_of(d, "balance") == "$0.00", what="the wallet")
+    amount = driver.find_element(By.CSS_SELECTOR, "#top-up-form [name=amount]")
+    amount.clear()
+    amount.send_keys("20")
+    driver.find_element(By.CSS_SELECTOR, "#top-up-form button[type=submit]").click()
+    browser_wait(driver, services, lambda d: text_of(d, "balance") == "$20.00", what="the credit on the wallet")
+    driver.get(base + "/books")
+    browser_wait(driver, services, lambda d: d.find_elements(By.ID, "book-file"), what="/books")
+
+
 def credit(base: str, user: User) -> None:
     """Manual credit on a development deployment, through the API as the person."""
     with httpx.Client(base_url=base) as client:
@@ -113,12 +134,11 @@ def test_a_reader_drops_a_pdf_sees_its_price_reads_a_page_approves_it_and_downlo
     test = "drop_price_read_approve_download"
     base = services.api_server(DEVELOPMENT_DEPLOYMENT="true")
     services.worker("worker", queues="process,retry,default,export")
-    reader = UserFactory()
-    credit(base, reader)
     book = tmp_path / "harbour.pdf"
     book.write_bytes(pdf_bytes(PAGES, text=lambda n: LINE.format(n=n)))
 
-    signed_in(browser, services, base, reader)
+    signed_up_and_paid(browser, services, base, email="reader@example.com")
+    reader = User.objects.get(email="reader@example.com")
     shot(browser, test, "01-books-empty")
     book_dropped(browser, services, book)
     assert text_of(browser, "quote-pages") == str(PAGES)
@@ -163,6 +183,22 @@ def test_a_reader_drops_a_pdf_sees_its_price_reads_a_page_approves_it_and_downlo
     with zipfile.ZipFile(epub) as archive:
         assert archive.read("mimetype") == b"application/epub+zip"
     assert next(downloads.glob("*.pdf")).read_bytes().startswith(b"%PDF-")
+
+    # Review: a page rejected with a reason goes back to the ladder and is translated again.
+    browser.find_element(By.LINK_TEXT, "Page 2: translated").click()
+    browser_wait(browser, services, lambda d: d.find_element(By.ID, "reject-form").is_displayed(), what="Reject")
+    browser.find_element(By.ID, "reject-reason").send_keys("The names are wrong.")
+    browser.find_element(By.CSS_SELECTOR, "#reject-form button[type=submit]").click()
+    browser_wait(browser, services, lambda d: "rejected" in text_of(d, "notice"), what="the rejection")
+    shot(browser, test, "07-page-rejected")
+    browser_wait(
+        browser,
+        services,
+        lambda d: (
+            Project.objects.get(owner=reader).pages.filter(index=2, attempts=2, status=PageStatus.APPROVED).exists()
+        ),
+        what="the rejected page translated again",
+    )
     assert not console_errors(browser)
 
 

@@ -7,6 +7,7 @@ retry -> translated. A screenshot of each step is kept under var/test-artifacts/
 
 from __future__ import annotations
 
+import base64
 import json
 import zipfile
 from pathlib import Path
@@ -100,14 +101,28 @@ def text_of(driver: WebDriver, element_id: str) -> str:
     return found[0].text if found else ""
 
 
-def book_dropped(driver: WebDriver, services: Services, book: Path) -> None:
-    """Chooses the file, the language, asks for the price and starts the book."""
-    driver.find_element(By.ID, "book-file").send_keys(str(book))
+def book_dropped(driver: WebDriver, services: Services, book: Path, *, drop: bool = False) -> None:
+    """Chooses the language and the file (with the file input, or dropped on the drop zone
+    as a drag from the desktop delivers it), and waits for the book's price."""
     browser_wait(
         driver, services, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#book-language option")) > 1, what="languages"
     )
     Select(driver.find_element(By.ID, "book-language")).select_by_value("fr")
-    driver.find_element(By.ID, "book-price").click()
+    if drop:  # a drop asks for the price by itself
+        driver.execute_script(
+            "const [zone, name, data] = arguments;"
+            "const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));"
+            "const transfer = new DataTransfer();"
+            "transfer.items.add(new File([bytes], name, {type: 'application/pdf'}));"
+            "zone.dispatchEvent(new DragEvent('dragover', {dataTransfer: transfer, bubbles: true, cancelable: true}));"
+            "zone.dispatchEvent(new DragEvent('drop', {dataTransfer: transfer, bubbles: true, cancelable: true}));",
+            driver.find_element(By.ID, "drop-zone"),
+            book.name,
+            base64.b64encode(book.read_bytes()).decode(),
+        )
+    else:
+        driver.find_element(By.ID, "book-file").send_keys(str(book))
+        driver.find_element(By.ID, "book-price").click()
     browser_wait(driver, services, lambda d: d.find_element(By.ID, "quote").is_displayed(), what="the price")
 
 
@@ -140,7 +155,7 @@ def test_a_reader_drops_a_pdf_sees_its_price_reads_a_page_approves_it_and_downlo
     signed_up_and_paid(browser, services, base, email="reader@example.com")
     reader = User.objects.get(email="reader@example.com")
     shot(browser, test, "01-books-empty")
-    book_dropped(browser, services, book)
+    book_dropped(browser, services, book, drop=True)
     assert text_of(browser, "quote-pages") == str(PAGES)
     assert text_of(browser, "quote-expected").startswith("$")
     assert text_of(browser, "quote-balance") == "$20.00"

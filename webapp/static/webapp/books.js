@@ -4,7 +4,7 @@
 
 import { api, session } from "./api.js";
 import { connectHub } from "./hub.js";
-import { busy, byId, el, money, notice, problemText } from "./ui.js";
+import { busy, byId, dropZone, el, money, notice, problemText } from "./ui.js";
 
 const PAGE_SIZE = 10;
 let listPage = 1;
@@ -126,15 +126,7 @@ function fileChosen(file) {
 
 if (session.requireSignIn()) {
   const zone = byId("drop-zone");
-  zone.addEventListener("dragover", (event) => {
-    event.preventDefault();
-    zone.classList.add("over");
-  });
-  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
-  zone.addEventListener("drop", (event) => {
-    event.preventDefault();
-    zone.classList.remove("over");
-    const files = event.dataTransfer?.files || [];
+  dropZone(zone, (files) => {
     if (files.length !== 1) notice("Drop one file: a PDF, an image, or a zip of images.", "error");
     else fileChosen(files[0]);
   });

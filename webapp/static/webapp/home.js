@@ -3,7 +3,7 @@
 // Someone signed in goes straight to their books.
 
 import { api, session } from "./api.js";
-import { busy, byId, el, formErrors, money, notice } from "./ui.js";
+import { busy, byId, dropZone, el, formErrors, money, notice } from "./ui.js";
 
 // The estimate's key, for the books page to adopt the file without uploading it again.
 const ESTIMATE_KEY = "bts.estimate";
@@ -60,16 +60,8 @@ function estimateWire() {
     if (!form.reportValidity()) return;
     estimate(form, form.file.files[0]);
   });
-  zone.addEventListener("dragover", (event) => {
-    event.preventDefault();
-    zone.classList.add("over");
-  });
-  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
-  zone.addEventListener("drop", (event) => {
-    event.preventDefault();
-    zone.classList.remove("over");
-    const file = event.dataTransfer.files[0];
-    if (file) estimate(form, file);
+  dropZone(zone, (files) => {
+    if (files[0]) estimate(form, files[0]);
   });
 }
 

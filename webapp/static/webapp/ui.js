@@ -163,3 +163,17 @@ export async function copyText(text, what = "Copied") {
     notice("The browser did not allow copying; select the text and copy it.", "error");
   }
 }
+
+/** Makes `zone` take dropped files: marked while a file is over it, then `onFiles(files)`. */
+export function dropZone(zone, onFiles) {
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("over");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    onFiles(event.dataTransfer?.files || []);
+  });
+}

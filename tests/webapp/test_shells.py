@@ -126,10 +126,11 @@ def test_the_modules_put_data_into_pages_as_text_only():
             assert forbidden not in source, f"{module.name} uses {forbidden}"
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node checks the modules' syntax")
 def test_the_modules_are_valid_javascript(tmp_path: Path):
+    node = shutil.which("node")
+    assert node, "node checks the modules' syntax: scripts/lib.sh system_tools_ensure installs Debian's nodejs"
     for module in MODULES.glob("*.js"):
         copy = tmp_path / f"{module.stem}.mjs"
         copy.write_text(module.read_text())
-        checked = subprocess.run(["node", "--check", str(copy)], capture_output=True, text=True, check=False)
+        checked = subprocess.run([node, "--check", str(copy)], capture_output=True, text=True, check=False)
         assert checked.returncode == 0, f"{module.name}: {checked.stderr}"

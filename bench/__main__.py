@@ -13,6 +13,7 @@ import importlib
 import os
 import platform
 import re
+import secrets
 import sqlite3
 import sys
 import tempfile
@@ -101,6 +102,10 @@ def main(argv: list[str]) -> int:
     if os.environ.get("BENCH_DATABASE_URL"):  # a throw-away PostgreSQL database instead (docs/performance.md)
         os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
     os.environ.setdefault("PASSWORD_HASHERS", "django.contrib.auth.hashers.MD5PasswordHasher")
+    # One key for this process and the servers it starts, as a deployment's processes share
+    # theirs: the tokens it issues must verify there (those servers run with DEBUG off, which
+    # refuses the development key).
+    os.environ["SECRET_KEY"] = secrets.token_urlsafe(48)
     sys.path.insert(0, str(BENCH_DIR.parent))
 
     import django

@@ -102,10 +102,14 @@ def main(argv: list[str]) -> int:
     if os.environ.get("BENCH_DATABASE_URL"):  # a throw-away PostgreSQL database instead (docs/performance.md)
         os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
     os.environ.setdefault("PASSWORD_HASHERS", "django.contrib.auth.hashers.MD5PasswordHasher")
-    # One key for this process and the servers it starts, as a deployment's processes share
-    # theirs: the tokens it issues must verify there (those servers run with DEBUG off, which
-    # refuses the development key).
+    # Settings as production runs them: DEBUG off (on, Django keeps the last 9,000 queries of
+    # each connection, which the memory figures of a long stage counted), and one key for this
+    # process and the servers it starts, as a deployment's processes share theirs (the tokens
+    # it issues must verify there; DEBUG off refuses the development key). Plain HTTP: the
+    # bench's requests go to the test client or to loopback, never through a TLS proxy.
+    os.environ["DEBUG"] = "false"
     os.environ["SECRET_KEY"] = secrets.token_urlsafe(48)
+    os.environ["SECURE_SSL_REDIRECT"] = "false"
     sys.path.insert(0, str(BENCH_DIR.parent))
 
     import django

@@ -14,7 +14,7 @@ database), to a temporary file:
 
 - Time: milliseconds for the 1,000 pages, against the baseline of writing the same pages'
   Markdown text to a file (what no renderer can beat).
-- Peak memory: the process's real peak (`getrusage` ru_maxrss: Python, lxml/libxml2,
+- Peak memory: the process's real peak (VmHWM: Python, lxml/libxml2,
   reportlab, zlib... everything), rendering 1,000 pages against rendering 100 pages in
   another fresh process. A ratio near 1 means memory does not grow with the book.
 - Growth: that peak less the process's size just before the render (imports done and a
@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-from bench.common import Result
+from bench.common import Result, peak_rss_mib
 
 PAGES = 1000
 SMALL = 100
@@ -108,13 +107,13 @@ def render_child(export_format: str, pages: int) -> dict[str, float]:
     make = original_book if export_format == ORIGINAL else _book
     with tempfile.TemporaryFile() as out:
         render(make(2), out)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    before = peak_rss_mib()
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         render(make(pages), out)
         size = out.tell()
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mib()
     return {"seconds": seconds, "before": before, "peak": peak, "bytes": size}
 
 

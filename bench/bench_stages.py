@@ -22,9 +22,9 @@ cache and the hub's channel layer in memory, as in bench_overhead) as the servic
   export worker renders it (`export_request`, `export_render`), to local storage.
 
 Each row is the 4,000-page figure over the 400-page one: the process's real peak
-(getrusage ru_maxrss: Python and every library in it), and for the stages that run
-poppler, the largest poppler tool's peak (RUSAGE_CHILDREN). A ratio near 1 means the
-stage's memory does not grow with the book.
+(VmHWM: Python and every library in it), and for the stages that run poppler, the largest
+poppler tool's peak (sampled as above). A ratio near 1 means the stage's memory does not
+grow with the book.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -50,7 +49,7 @@ from django.test import Client
 from accounts.models import User
 from accounts.services.users import token_issue
 from bench.bench_overhead import pipeline_settings
-from bench.common import Result
+from bench.common import Result, peak_rss_mib
 from exports.book import ExportOptions
 from exports.models import ExportStatus
 from exports.renderers import RENDERERS
@@ -86,11 +85,6 @@ def book_pdf(pages: int) -> bytes:
         return f"{heading}Page {number}. {_PAGE_TEXT}"
 
     return pdf_bytes(pages, text=text, size=PAGE_SIZE)
-
-
-def _peak_mib() -> float:
-    """The process's peak RSS in MiB (ru_maxrss is in KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _stage_settings() -> AbstractContextManager[None]:
@@ -132,7 +126,7 @@ def _upload(pdf: str, email: str) -> dict[str, object]:
         project = project_create(owner=owner, upload_key=raw_key, target_language_code="fr")
     seconds = time.perf_counter() - started
     assert project.source_page_count > 0, project.source_page_count
-    return {"project": str(project.pk), "seconds": seconds, "tools": watch.tools, "self": _peak_mib()}
+    return {"project": str(project.pk), "seconds": seconds, "tools": watch.tools, "self": peak_rss_mib()}
 
 
 class _Watch(threading.Thread):
@@ -219,7 +213,7 @@ def normalize_child(project_id: str) -> dict[str, object]:
         "first_stored": watch.first_stored,
         "first_prepared": watch.first_prepared,
         "tools": watch.tools,
-        "self": _peak_mib(),
+        "self": peak_rss_mib(),
     }
 
 
@@ -241,7 +235,7 @@ def processing_child(project_id: str) -> dict[str, object]:
         seconds = time.perf_counter() - started
         project.refresh_from_db()
         assert project.status == ProjectStatus.COMPLETE, project.status
-    return {"seconds": seconds, "batches": batches, "growth": _rss_mib() - before, "self": _peak_mib()}
+    return {"seconds": seconds, "batches": batches, "growth": _rss_mib() - before, "self": peak_rss_mib()}
 
 
 def export_child(project_id: str, export_format: str) -> dict[str, object]:
@@ -257,7 +251,7 @@ def export_child(project_id: str, export_format: str) -> dict[str, object]:
         seconds = time.perf_counter() - started
         assert rendered is not None, export.pk
         assert rendered.status == ExportStatus.READY, rendered.error_text
-    return {"seconds": seconds, "bytes": rendered.size_bytes, "self": _peak_mib()}
+    return {"seconds": seconds, "bytes": rendered.size_bytes, "self": peak_rss_mib()}
 
 
 _CHILD = """

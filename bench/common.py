@@ -1,4 +1,5 @@
-"""What every benchmark shares: the result line and a steady-state timer."""
+"""What every benchmark shares: the result line, a steady-state timer and a process's peak
+memory."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -43,3 +45,14 @@ def quick() -> bool:
     """BENCH_QUICK=1 (`make bench QUICK=1`): shorter runs, for a first look; the figures of
     docs/performance.md come from a full run."""
     return os.environ.get("BENCH_QUICK", "") not in ("", "0")
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory in MiB: VmHWM of /proc/self/status, which starts
+    again at exec. Not getrusage's ru_maxrss: Linux carries that over exec, so a child
+    started from a bench process that had grown to 500 MiB reported 500 MiB whatever it
+    did (every memory row of a whole `make bench` run said the same)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")

@@ -6,6 +6,7 @@ temporary files of server processes that died are swept when a server process st
 (core/uploads.py)."""
 
 import os
+import tempfile
 
 import django
 
@@ -20,6 +21,12 @@ from core.asgi_limits import RequestBodyLimits  # noqa: E402
 from core.uploads import upload_temporary_files_sweep  # noqa: E402
 
 upload_temporary_files_sweep()
+# Python's tempfile finds its folder on first use by creating and deleting a probe file with
+# a random name there (TMPDIR, where a request's body spools once it is large). With
+# FILE_UPLOAD_TEMP_DIR set nothing used it before the first large request, and a server
+# killed during that probe left the empty file behind (test_upload_crash caught it once):
+# found now, at start.
+tempfile.gettempdir()
 
 application = ProtocolTypeRouter(
     {

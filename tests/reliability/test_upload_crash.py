@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from datetime import timedelta
@@ -105,3 +108,23 @@ def test_a_client_gone_mid_upload_leaves_nothing_spooled(services: Services, tmp
     wait_until(lambda: spooled_bytes(pid=pid, folder=spool) == 0, what="the spool to go", services=services)
     assert files_in(spool) == []
     assert not Upload.objects.exists()
+
+
+def test_a_server_has_found_its_temporary_folder_before_it_serves(tmp_path: Path):
+    """Python's tempfile writes and deletes a probe file in TMPDIR the first time it is used;
+    a server killed during that probe leaves the empty file behind, which no sweep can tell
+    from anyone else's. With FILE_UPLOAD_TEMP_DIR set, nothing used tempfile before the first
+    large request did: the server now finds its folder as it starts."""
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    environment = {**os.environ, "TMPDIR": str(spool), "FILE_UPLOAD_TEMP_DIR": str(tmp_path)}
+    found = subprocess.run(
+        [sys.executable, "-c", "import tempfile, config.asgi; print(tempfile.tempdir)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=environment,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert found.stdout.strip().splitlines()[-1] == str(spool)

@@ -118,8 +118,11 @@ export async function api(method, path, { json, body, query, idempotent = false,
     const problem = isJson(response) ? await response.json().catch(() => ({})) : {};
     if (response.status === 401 && token && tokenGet() === token) {
       // The sign-in has ended (expired, password changed elsewhere): sign in again here.
+      // The page is going away, so the call never settles: a problem thrown now would reach
+      // a page that no longer shows it, as an unhandled rejection in the console.
       session.forget();
       location.assign(`/signin?next=${encodeURIComponent(here())}&ended=1`);
+      return new Promise(() => {});
     }
     throw new ApiProblem(response.status, problem, wait);
   }

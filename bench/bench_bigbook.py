@@ -30,7 +30,7 @@ from django.db import connection
 from accounts.models import User
 from accounts.services.users import token_issue
 from bench.bench_api import api_server, bench_redis_settings, percentile, redis_server
-from bench.common import Result, quick
+from bench.common import Result, memory_mib, quick
 from projects.models import PageStatus, Project, ProjectStatus
 from tests.factories import ProjectFactory, pages_add
 
@@ -90,14 +90,6 @@ def server_pid(port: str) -> int:
     raise RuntimeError(f"no API server process on port {port}")
 
 
-def memory_mib(pid: int, field: str) -> float:
-    """VmRSS or VmHWM of the process, in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no {field} for process {pid}")
-
-
 async def reads(client: httpx.AsyncClient, path: str, count: int) -> list[float]:
     """Seconds of each of `count` reads, one after the other; every answer must be a 200."""
     seconds = []
@@ -126,9 +118,9 @@ def run() -> list[Result]:
                 async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as client:
                     await reads(client, small_path, WARMUP_READS)
                     await reads(client, small_path, RSS_READS)
-                    memory = {"small_rss": memory_mib(pid, "VmRSS"), "small_hwm": memory_mib(pid, "VmHWM")}
+                    memory = {"small_rss": memory_mib("VmRSS", pid), "small_hwm": memory_mib("VmHWM", pid)}
                     await reads(client, big_path, RSS_READS)
-                    memory |= {"big_rss": memory_mib(pid, "VmRSS"), "big_hwm": memory_mib(pid, "VmHWM")}
+                    memory |= {"big_rss": memory_mib("VmRSS", pid), "big_hwm": memory_mib("VmHWM", pid)}
                     small_seconds = await reads(client, small_path, READS)
                     big_seconds = await reads(client, big_path, READS)
                 return small_seconds, big_seconds, memory

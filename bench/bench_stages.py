@@ -49,7 +49,7 @@ from django.test import Client
 from accounts.models import User
 from accounts.services.users import token_issue
 from bench.bench_overhead import pipeline_settings
-from bench.common import Result, peak_rss_mib
+from bench.common import Result, memory_mib, peak_rss_mib
 from exports.book import ExportOptions
 from exports.models import ExportStatus
 from exports.renderers import RENDERERS
@@ -90,12 +90,6 @@ def book_pdf(pages: int) -> bytes:
 def _stage_settings() -> AbstractContextManager[None]:
     """The echo engine, and Celery's broker, the cache and the channel layer in memory."""
     return pipeline_settings(TRANSLATION_ENGINE="echo", TRANSLATION_ENGINE_OPTIONS={})
-
-
-def _rss_mib() -> float:
-    status = Path("/proc/self/status").read_text()
-    found = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
-    return int(found.group(1)) / 1024 if found else 0.0
 
 
 # --- The stages, each in its own process ----------------------------------------------------
@@ -223,7 +217,7 @@ def processing_child(project_id: str) -> dict[str, object]:
         project = Project.objects.select_related("owner").get(pk=project_id)
         assert project.owner is not None
         token = token_issue(user=project.owner).token
-        before = _rss_mib()
+        before = memory_mib()
         started = time.perf_counter()
         response = Client().post(
             f"/v1/projects/{project_id}/process", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}"
@@ -235,7 +229,7 @@ def processing_child(project_id: str) -> dict[str, object]:
         seconds = time.perf_counter() - started
         project.refresh_from_db()
         assert project.status == ProjectStatus.COMPLETE, project.status
-    return {"seconds": seconds, "batches": batches, "growth": _rss_mib() - before, "self": peak_rss_mib()}
+    return {"seconds": seconds, "batches": batches, "growth": memory_mib() - before, "self": peak_rss_mib()}
 
 
 def export_child(project_id: str, export_format: str) -> dict[str, object]:

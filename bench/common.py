@@ -47,12 +47,18 @@ def quick() -> bool:
     return os.environ.get("BENCH_QUICK", "") not in ("", "0")
 
 
-def peak_rss_mib() -> float:
-    """This process's peak resident memory in MiB: VmHWM of /proc/self/status, which starts
-    again at exec. Not getrusage's ru_maxrss: Linux carries that over exec, so a child
-    started from a bench process that had grown to 500 MiB reported 500 MiB whatever it
-    did (every memory row of a whole `make bench` run said the same)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+def memory_mib(field: str = "VmRSS", pid: int | str = "self") -> float:
+    """A memory figure of /proc/<pid>/status in MiB: VmRSS (resident now) or VmHWM (the
+    peak, which starts again at exec)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
+    raise RuntimeError(f"no {field} in /proc/{pid}/status")
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory in MiB (VmHWM). Not getrusage's ru_maxrss: Linux
+    carries that over exec, so a child started from a bench process that had grown to 500
+    MiB reported 500 MiB whatever it did (every memory row of a whole `make bench` run said
+    the same)."""
+    return memory_mib("VmHWM")

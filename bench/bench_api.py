@@ -10,7 +10,11 @@ bench's throw-away SQLite database, then drives it from this process for a bound
   percentile latency of GET /v1/projects/{id}/status (a 300-page book in progress, a batch
   running: the page counts, the job in flight, the engine's status) and of GET
   /v1/jobs/{id}, each over GET /healthz through the same server and client (routing and
-  the ASGI handler, no credential, no database) measured in the same run.
+  the ASGI handler, no credential, no database) measured in the same run. Beside them, two
+  reads the bench adds to the same server (bench/api_floor_urls.py) tell what any read
+  costs at least: one SQL query with no credential, and an authenticated DRF read that
+  answers a constant (the credential checked, its account read); the status read is also
+  given over the second.
 - Hub: HUB_CLIENTS websocket clients of one owner connected to /v1/hub; events published
   through the fan-out (`webhooks.services.fanout.publish`, as the API and the workers do: the
   webhook sink, then the channel layer) with at most WINDOW events not yet received by
@@ -445,27 +449,33 @@ def run() -> list[Result]:
         owner, project, job, token = book_in_progress()
         connection.close()  # the server and the publisher open their own
         auth = {"Authorization": f"Bearer {token}"}
-        with api_server(workdir, redis_url) as base:
+        # The service's server with two reads added (bench/api_floor_urls.py): what any read costs.
+        with api_server(workdir, redis_url, DJANGO_SETTINGS_MODULE="bench.api_floor_settings") as base:
 
-            async def http_runs() -> tuple[Load, Load, Load]:
-                status = await http_load(
-                    base, f"/v1/projects/{project.pk}/status", headers=auth, seconds=SECONDS, concurrency=CONCURRENCY
-                )
-                job_read = await http_load(
-                    base, f"/v1/jobs/{job.pk}", headers=auth, seconds=SECONDS, concurrency=CONCURRENCY
-                )
-                health = await http_load(base, "/healthz", headers={}, seconds=SECONDS, concurrency=CONCURRENCY)
-                return status, job_read, health
+            async def http_runs() -> dict[str, Load]:
+                reads = {
+                    "status": (f"/v1/projects/{project.pk}/status", auth),
+                    "job": (f"/v1/jobs/{job.pk}", auth),
+                    "authenticated": ("/bench/authenticated", auth),
+                    "query": ("/bench/query", {}),
+                    "healthz": ("/healthz", {}),
+                }
+                return {
+                    name: await http_load(base, path, headers=headers, seconds=SECONDS, concurrency=CONCURRENCY)
+                    for name, (path, headers) in reads.items()
+                }
 
-            status, job_read, health = asyncio.run(http_runs())
-            if errors := status.errors + job_read.errors + health.errors:
+            loads = asyncio.run(http_runs())
+            if errors := sum(load.errors for load in loads.values()):
                 raise AssertionError(f"bench_api: {errors} HTTP errors (must be 0): see {workdir}/api-server.log")
             hub = asyncio.run(hub_fan_out(base, owner=owner, token=token))
     with bare_broadcast_server() as address:
         bare = asyncio.run(bare_fan_out(address))
     shutil.rmtree(workdir, ignore_errors=True)
 
-    errors = status.errors + job_read.errors + health.errors
+    status, job_read, health = loads["status"], loads["job"], loads["healthz"]
+    authenticated, query = loads["authenticated"], loads["query"]
+    errors = sum(load.errors for load in loads.values())
     lost = hub.lost + bare.lost
     if errors or lost:
         raise AssertionError(f"bench_api: {errors} HTTP errors, {lost} hub messages lost (both must be 0)")
@@ -475,12 +485,19 @@ def run() -> list[Result]:
         Result(f"api: GET status p99, {c} clients, vs /healthz, ms", status.p99_ms, health.p99_ms, "ms"),
         Result(f"api: GET job, {c} clients, vs /healthz, req/s", job_read.rate, health.rate, "r/s"),
         Result(f"api: GET job p99, {c} clients, vs /healthz, ms", job_read.p99_ms, health.p99_ms, "ms"),
+        Result(f"api: GET one SQL query, {c} clients, vs /healthz, req/s", query.rate, health.rate, "r/s"),
+        Result(
+            f"api: GET authenticated constant, {c} clients, vs /healthz, req/s", authenticated.rate, health.rate, "r/s"
+        ),
+        Result(
+            f"api: GET status vs authenticated constant, {c} clients, req/s", status.rate, authenticated.rate, "r/s"
+        ),
         Result(f"api: hub fan-out to {n} clients vs bare ws, msg/s", hub.rate, bare.rate, "m/s"),
         Result("api: hub publish-to-receipt p99 vs bare ws, ms", hub.p99_ms, bare.p99_ms, "ms"),
         Result(
             "api: errors and lost messages vs requests and messages",
             float(errors + lost),
-            float(status.count + job_read.count + health.count + hub.count + bare.count),
+            float(sum(load.count for load in loads.values()) + hub.count + bare.count),
             "n",
         ),
     ]

@@ -1,5 +1,6 @@
 """Registration, login, tokens: the sign-in paths and their failure codes."""
 
+import time
 from datetime import timedelta
 
 import jwt
@@ -118,6 +119,20 @@ def test_a_jwt_signed_with_another_key_is_invalid(api_client, user):
     foreign = jwt.encode(dict(genuine.payload), "another-key-entirely-another-key-entirely", algorithm="HS256")
 
     assert_problem(api_client.get("/v1/me", HTTP_AUTHORIZATION=f"Bearer {foreign}"), 401, "token_invalid")
+
+
+def test_a_jwt_accepted_before_is_refused_once_it_expires(api_client, user):
+    # Its signature is checked once per process (accounts.authentication): its expiry is not.
+    token = AccessToken.for_user(user)
+    token.set_exp(lifetime=timedelta(seconds=2))
+    header = f"Bearer {token}"
+
+    accepted = api_client.get("/v1/me", HTTP_AUTHORIZATION=header)
+    time.sleep(max(0.0, token["exp"] - time.time()) + 0.05)
+    later = api_client.get("/v1/me", HTTP_AUTHORIZATION=header)
+
+    assert accepted.status_code == 200
+    assert_problem(later, 401, "token_expired")
 
 
 def test_a_jwt_of_a_disabled_account_is_refused(api_client, user, jwt_client):

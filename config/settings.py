@@ -576,6 +576,9 @@ TOP_UP_MAX_USD = env.str("TOP_UP_MAX_USD", default="10000")
 STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
 STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="")
+# How often the Stripe customers of deleted accounts that Stripe could not take at once are
+# tried again (wallet.tasks.stripe_customers_erase).
+STRIPE_ERASURE_SWEEP_SECONDS = env.int("STRIPE_ERASURE_SWEEP_SECONDS", default=900)
 # Crypto top-ups through a BTCPay Server store (Greenfield API); empty URL: disabled.
 BTCPAY_URL = env.str("BTCPAY_URL", default="").rstrip("/")
 BTCPAY_API_KEY = env.str("BTCPAY_API_KEY", default="")
@@ -615,6 +618,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "idempotency-records-purge": {"task": "core.tasks.idempotency_records_purge", "schedule": 3600.0},
     "upload-temporary-files-sweep": {"task": "core.tasks.upload_temporary_files_sweep", "schedule": 900.0},
     "crypto-pending-reconcile": {"task": "wallet.tasks.crypto_pending_reconcile", "schedule": 300.0},
+    "stripe-customers-erase": {
+        "task": "wallet.tasks.stripe_customers_erase",
+        "schedule": float(STRIPE_ERASURE_SWEEP_SECONDS),
+    },
     # Books paused by the monthly spending ceiling continue when a new month (UTC) begins.
     "spending-month-begin": {
         "task": "wallet.tasks.spending_month_begin",

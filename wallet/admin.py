@@ -33,7 +33,18 @@ from django.utils.html import format_html
 from accounts.models import User
 from core.errors import ServiceError, ValidationFailed
 from core.forms import MoneyFormField
-from wallet.models import CauseType, EntryKind, Hold, LedgerEntry, RedeemBatch, RedeemCode, SavedCard, TopUp, Wallet
+from wallet.models import (
+    CauseType,
+    EntryKind,
+    Hold,
+    LedgerEntry,
+    RedeemBatch,
+    RedeemCode,
+    SavedCard,
+    StripeCustomerErasure,
+    TopUp,
+    Wallet,
+)
 from wallet.services.ledger import (
     batch_charge_refund,
     wallet_operator_credit,
@@ -398,6 +409,17 @@ class SavedCardAdmin(ReadOnlyAdmin[SavedCard]):
     list_select_related = ["user"]
     search_fields = ["user__email", "last4", "stripe_payment_method_id"]
     ordering = ["-created_at"]
+
+
+@admin.register(StripeCustomerErasure)
+class StripeCustomerErasureAdmin(ReadOnlyAdmin[StripeCustomerErasure]):
+    """Deleted accounts' Stripe customers that Stripe has not yet deleted: a row with many
+    attempts says what Stripe answered (wallet.tasks.stripe_customers_erase tries again)."""
+
+    list_display = ["created_at", "customer_id", "user", "attempts", "last_error"]
+    list_select_related = ["user"]
+    search_fields = ["customer_id"]
+    ordering = ["created_at"]
 
 
 # --- Credit codes --------------------------------------------------------------------------

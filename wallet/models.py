@@ -238,6 +238,25 @@ class SavedCard(models.Model):
         return f"{self.brand} ending {self.last4}"
 
 
+class StripeCustomerErasure(models.Model):
+    """The Stripe customer of a deleted account, to be deleted at Stripe, its saved cards
+    with it: written in the account's deletion transaction (so a process killed before it
+    reaches Stripe loses nothing), removed once Stripe has deleted the customer or no longer
+    knows it. `wallet.tasks.stripe_customers_erase` works through them at once after the
+    deletion, and again every STRIPE_ERASURE_SWEEP_SECONDS while Stripe cannot be reached."""
+
+    customer_id = models.CharField(max_length=255, unique=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"Stripe customer {self.customer_id} to delete"
+
+
 class TopUpMethod(models.TextChoices):
     MANUAL = "manual"
     CARD = "card"

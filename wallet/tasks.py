@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from celery import shared_task
 
-from wallet.services import alerts, btcpay, preferences
+from wallet.services import alerts, btcpay, preferences, stripe_gateway
 
 
 @shared_task(
@@ -43,3 +43,12 @@ def crypto_pending_reconcile() -> int:
     """Apply BTCPay's word to crypto top-ups still pending after a few minutes (a webhook may
     have been lost); returns how many changed. Safe to run twice: each change is made once."""
     return btcpay.pending_reconcile()
+
+
+@shared_task(name="wallet.tasks.stripe_customers_erase")
+def stripe_customers_erase() -> int:
+    """Delete at Stripe the customers (and saved cards) of deleted accounts: queued by each
+    deletion once it commits, and run every STRIPE_ERASURE_SWEEP_SECONDS for those Stripe
+    could not take then; returns how many were done. Safe to run twice at once: a customer
+    already deleted is done."""
+    return stripe_gateway.stripe_customers_erase()

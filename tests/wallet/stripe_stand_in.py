@@ -6,7 +6,8 @@ Bearer <secret key>` (401 otherwise), JSON objects carrying `object` and `id`, a
 as `{"error": {"type", "code", "message", ...}}` with Stripe's statuses (402 for a card
 error, 400/404 for an invalid request):
 
-- `POST /v1/customers`,
+- `POST /v1/customers`, `DELETE /v1/customers/{id}` (its PaymentMethods detached with it;
+  an unknown or already deleted customer is 404 resource_missing),
 - `POST /v1/checkout/sessions` (payment mode; `expires_at` must be 30 minutes to 24 hours
   ahead; an unknown customer is 400 resource_missing),
 - `POST /v1/payment_intents` (confirm + off_session with a saved PaymentMethod),
@@ -132,6 +133,9 @@ class StripeStandIn:
             def do_POST(self) -> None:
                 stand_in._serve(self, "POST")
 
+            def do_DELETE(self) -> None:
+                stand_in._serve(self, "DELETE")
+
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
@@ -210,6 +214,8 @@ class StripeStandIn:
         parts = path.strip("/").split("/")
         if method == "POST" and path == "/v1/customers":
             return self._customer_create(form)
+        if method == "DELETE" and len(parts) == 3 and parts[1] == "customers":
+            return self._customer_delete(parts[2])
         if method == "POST" and path == "/v1/checkout/sessions":
             return self._session_create(form)
         if method == "POST" and path == "/v1/payment_intents":
@@ -233,6 +239,21 @@ class StripeStandIn:
         }
         self.customers[customer["id"]] = customer
         return copy.deepcopy(customer)
+
+    def _customer_delete(self, customer_id: str) -> dict[str, Any]:
+        if customer_id not in self.customers:
+            raise StripeError(
+                404,
+                type="invalid_request_error",
+                code="resource_missing",
+                param="id",
+                message=f"No such customer: '{customer_id}'",
+            )
+        del self.customers[customer_id]
+        for payment_method in self.payment_methods.values():
+            if payment_method["customer"] == customer_id:
+                payment_method["customer"] = None
+        return {"id": customer_id, "object": "customer", "deleted": True}
 
     def _customer_known(self, customer_id: str | None) -> str:
         if not customer_id or customer_id not in self.customers:

@@ -19,7 +19,7 @@ from tests.factories import UserFactory
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
 from wallet.errors import RefundExists
-from wallet.models import EntryKind, LedgerEntry, RedeemBatch, RedeemCode, TopUp, Wallet
+from wallet.models import EntryKind, LedgerEntry, RedeemBatch, RedeemCode, StripeCustomerErasure, TopUp, Wallet
 from wallet.services.ledger import (
     batch_charge_refund,
     hold_place,
@@ -394,7 +394,7 @@ def test_the_ledger_inline_is_read_only_and_newest_first(staff_client, user):
     assert 'name="entries-0-DELETE"' not in content
 
 
-@pytest.mark.parametrize("path", ["ledgerentry", "hold", "topup", "savedcard", "redeemcode"])
+@pytest.mark.parametrize("path", ["ledgerentry", "hold", "topup", "savedcard", "redeemcode", "stripecustomererasure"])
 def test_the_records_are_read_only(staff_client, path):
     listing = staff_client.get(f"/admin/wallet/{path}/")
     add = staff_client.get(f"/admin/wallet/{path}/add/")
@@ -403,6 +403,17 @@ def test_the_records_are_read_only(staff_client, path):
     assert add.status_code == 403
     assert not listing.context["has_add_permission"]
     assert listing.context["action_form"] is None  # no actions at all, not even delete
+
+
+def test_a_stripe_customer_stripe_has_not_deleted_is_listed_with_what_stripe_answered(staff_client, user):
+    StripeCustomerErasure.objects.create(
+        customer_id="cus_waiting", user=user, attempts=3, last_error="APIConnectionError('Stripe is unreachable')"
+    )
+
+    content = staff_client.get("/admin/wallet/stripecustomererasure/").content.decode()
+
+    assert "cus_waiting" in content
+    assert "Stripe is unreachable" in content
 
 
 def test_the_ledger_and_top_ups_are_searchable_by_email_and_reference(staff_client, user, other_user):

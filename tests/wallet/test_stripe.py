@@ -12,10 +12,22 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
+from config.celery_app import app as celery_app
+from tests.factories import DEFAULT_PASSWORD
 from tests.support.problems import assert_problem
 from tests.wallet.helpers import assert_wallet_invariants
 from tests.wallet.stripe_stand_in import WEBHOOK_SECRET, StripeStandIn, signature_header
-from wallet.models import LedgerEntry, SavedCard, TopUp, TopUpMethod, TopUpOrigin, TopUpStatus, Wallet, WalletSettings
+from wallet.models import (
+    LedgerEntry,
+    SavedCard,
+    StripeCustomerErasure,
+    TopUp,
+    TopUpMethod,
+    TopUpOrigin,
+    TopUpStatus,
+    Wallet,
+    WalletSettings,
+)
 from wallet.services import stripe_gateway
 from wallet.services.alerts import auto_top_up_start
 from wallet.services.ledger import hold_place
@@ -710,3 +722,72 @@ def test_an_auto_top_up_amount_must_be_whole_cents(user, auth_client, api_client
     response = auth_client.put("/v1/wallet/auto-top-up", {"threshold": 5, "amount": 5.555}, format="json")
     assert_problem(response, 400, "validation_error")
     assert "amount" in response.json()["errors"]
+
+
+# --- A deleted account's Stripe customer ----------------------------------------------------
+
+
+def account_deleted(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.delete("/v1/me", {"password": DEFAULT_PASSWORD}, format="json")
+    assert response.status_code == 204, response.content
+
+
+def test_deleting_the_account_deletes_its_stripe_customer_and_the_cards_saved_there(
+    user, auth_client, api_client, stripe_stand_in, eager_celery, django_capture_on_commit_callbacks
+):
+    card = assert_card_saved(auth_client, api_client, stripe_stand_in, amount=10)
+    customer = WalletSettings.objects.get(wallet__user=user).stripe_customer_id
+
+    with django_capture_on_commit_callbacks(execute=True):
+        account_deleted(auth_client)
+
+    assert stripe_stand_in.requests_to("DELETE", f"/v1/customers/{customer}")
+    assert customer not in stripe_stand_in.customers
+    assert stripe_stand_in.payment_methods[card.stripe_payment_method_id]["customer"] is None
+    assert not StripeCustomerErasure.objects.exists()
+    assert not SavedCard.objects.exists()
+    assert WalletSettings.objects.get(wallet__user=user).stripe_customer_id == ""
+
+
+def test_a_customer_stripe_cannot_take_at_once_is_deleted_by_a_later_run(
+    user, auth_client, api_client, stripe_stand_in, settings
+):
+    assert_card_saved(auth_client, api_client, stripe_stand_in, amount=10)
+    customer = WalletSettings.objects.get(wallet__user=user).stripe_customer_id
+    account_deleted(auth_client)  # its task queued after the commit (not run here): as if the worker was down
+    stripe_stand_in.stop()
+
+    assert stripe_gateway.stripe_customers_erase() == 0
+    waiting = StripeCustomerErasure.objects.get(customer_id=customer)
+    assert (waiting.attempts, waiting.user_id) == (1, user.pk)
+    assert "APIConnectionError" in waiting.last_error
+
+    stripe_stand_in.start()
+    settings.STRIPE_API_BASE = stripe_stand_in.base_url
+    assert stripe_gateway.stripe_customers_erase() == 1
+    assert customer not in stripe_stand_in.customers
+    assert not StripeCustomerErasure.objects.exists()
+    assert stripe_gateway.stripe_customers_erase() == 0  # nothing left: no call
+
+
+def test_a_customer_stripe_no_longer_knows_is_done(user, stripe_stand_in):
+    StripeCustomerErasure.objects.create(customer_id="cus_forgotten", user=user)
+
+    assert stripe_gateway.stripe_customers_erase() == 1
+    assert stripe_stand_in.requests_to("DELETE", "/v1/customers/cus_forgotten")
+    assert not StripeCustomerErasure.objects.exists()
+
+
+def test_customers_to_delete_wait_while_stripe_is_not_configured(user, settings):
+    settings.STRIPE_SECRET_KEY = ""
+    StripeCustomerErasure.objects.create(customer_id="cus_waiting", user=user)
+
+    assert stripe_gateway.stripe_customers_erase() == 0
+    assert StripeCustomerErasure.objects.get().attempts == 0
+
+
+def test_the_customers_stripe_could_not_take_are_tried_again_on_a_schedule(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["stripe-customers-erase"]
+
+    assert entry["task"] in celery_app.tasks
+    assert entry["schedule"] == settings.STRIPE_ERASURE_SWEEP_SECONDS

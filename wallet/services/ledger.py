@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
+from celery import signature
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -35,11 +36,15 @@ from wallet.models import (
     HoldState,
     LedgerEntry,
     SavedCard,
+    StripeCustomerErasure,
     TopUp,
     TopUpStatus,
     Wallet,
     WalletSettings,
 )
+
+# Queued by name after the commit (wallet/tasks.py; WalletConfig.ready registers it).
+STRIPE_CUSTOMERS_ERASE_TASK = "wallet.tasks.stripe_customers_erase"
 
 
 def money_quantize(*, value: Decimal | int | str, field: str = "amount", allow_zero: bool = False) -> Decimal:
@@ -349,11 +354,17 @@ def wallet_account_close(*, user: User) -> None:
     top_up_in_flight while one of its top-ups is pending, since a payment that lands
     afterwards would credit a wallet nobody can use; otherwise the saved cards and every
     billing preference (auto top-up, alerts, ceiling, the Stripe customer id) are
-    forgotten. The wallet row, its ledger, its holds and its top-ups stay, unchanged, as
-    financial records: the sums still add up."""
+    forgotten, and the Stripe customer is recorded for deletion at Stripe with the cards
+    saved there (`StripeCustomerErasure`; queued once this transaction commits). The wallet
+    row, its ledger, its holds and its top-ups stay, unchanged, as financial records: the
+    sums still add up."""
     if TopUp.objects.filter(user=user, status=TopUpStatus.PENDING).exists():
         raise TopUpInFlight()
     SavedCard.objects.filter(user=user).delete()
+    customer_ids = WalletSettings.objects.filter(wallet__user=user).exclude(stripe_customer_id="")
+    for customer_id in customer_ids.values_list("stripe_customer_id", flat=True):
+        StripeCustomerErasure.objects.get_or_create(customer_id=customer_id, defaults={"user": user})
+        transaction.on_commit(lambda: signature(STRIPE_CUSTOMERS_ERASE_TASK).delay(), robust=True)
     WalletSettings.objects.filter(wallet__user=user).update(
         auto_top_up_threshold=None,
         auto_top_up_amount=None,

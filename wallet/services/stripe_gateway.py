@@ -26,14 +26,14 @@ from typing import Any
 import stripe
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
 from core.errors import NotFound, ValidationFailed
 from core.money import is_whole_cents
 from wallet.errors import PaymentMethodUnavailable, PaymentProviderError, StripeSignatureInvalid
-from wallet.models import SavedCard, TopUp, TopUpMethod, TopUpStatus, WalletSettings
+from wallet.models import SavedCard, StripeCustomerErasure, TopUp, TopUpMethod, TopUpStatus, WalletSettings
 from wallet.services import topups
 from wallet.services.ledger import wallet_get_or_create
 
@@ -539,3 +539,41 @@ def card_make_primary(*, owner: User, card_id: uuid.UUID) -> SavedCard:
             card.is_primary = True
             card.save(update_fields=["is_primary"])
         return card
+
+
+ERASURE_BATCH = 100  # customers of deleted accounts deleted at Stripe per run, oldest first
+
+
+def stripe_customers_erase() -> int:
+    """Deletes at Stripe the customers of deleted accounts (`StripeCustomerErasure`, written
+    by the deletion), and with each the cards saved there; returns how many are done. A
+    customer Stripe no longer knows is done too. A customer whose deletion failed stays for
+    the next run, the attempt and the error on its row; Stripe unreachable ends the run.
+    Without a Stripe key nothing is tried: they wait for one."""
+    if not settings.STRIPE_SECRET_KEY:
+        return 0
+    done = 0
+    for erasure in StripeCustomerErasure.objects.order_by("created_at")[:ERASURE_BATCH]:
+        try:
+            _client().v1.customers.delete(erasure.customer_id)
+        except stripe.InvalidRequestError as error:
+            if error.http_status != 404:
+                _erasure_failed(erasure, error)
+                continue
+            logger.info("Stripe no longer knows customer %s: nothing left to delete", erasure.customer_id)
+        except stripe.APIConnectionError as error:
+            _erasure_failed(erasure, error)
+            break
+        except stripe.StripeError as error:
+            _erasure_failed(erasure, error)
+            continue
+        StripeCustomerErasure.objects.filter(pk=erasure.pk).delete()
+        done += 1
+    return done
+
+
+def _erasure_failed(erasure: StripeCustomerErasure, error: stripe.StripeError) -> None:
+    logger.warning("Stripe could not delete customer %s of a deleted account: %r", erasure.customer_id, error)
+    StripeCustomerErasure.objects.filter(pk=erasure.pk).update(
+        attempts=F("attempts") + 1, last_error=repr(error)[:2000]
+    )

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from core.money import exact_sum, round_estimate_up
-from projects.models import Page, PageStatus, Project, Upload
+from projects.models import NormalizeState, Page, PageStatus, Project, Upload
 from projects.selectors.projects import ROW_COST, ROW_INCLUDED, PageRow
 from translation.engines import cost_usd
 from translation.engines.base import TOKENS_PER_WORD
@@ -61,7 +61,21 @@ def project_batch_quote(*, project: Project, page_count: int | None = None) -> B
         measured_cost=exact_sum(measured, "cost_usd"),
         target_language=project.target_language_code,
     )
+    if quote.blocked_by == "nothing_pending" and project.normalize_state != NormalizeState.DONE:
+        quote = replace(quote, explanation=_NOT_SPLIT_YET[project.normalize_state])
     return replace(quote, book_cost=project_book_cost(project=project))
+
+
+# Why a book that normalize has not split into pages has nothing to quote yet.
+_NOT_SPLIT_YET: dict[str, str] = {
+    NormalizeState.NOT_STARTED: "The book is not split into pages yet: normalize it first "
+    "(POST /v1/projects/{id}/normalize); its next batch can be quoted once it has pages.",
+    NormalizeState.QUEUED: "The book is waiting to be split into pages; its next batch can be quoted once it has "
+    "pages.",
+    NormalizeState.RUNNING: "The book is being split into pages; its next batch can be quoted once it has pages.",
+    NormalizeState.FAILED: "The book could not be split into pages (its status says why): there is nothing to "
+    "translate.",
+}
 
 
 def page_cost_predict(*, words_per_page: float) -> Decimal:

@@ -172,3 +172,16 @@ def test_the_project_and_its_quote_carry_the_book_cost_measured_after_calibratio
             "basis": "measured",
         }
     )
+
+
+def test_the_quote_of_a_book_not_yet_split_into_pages_says_to_normalize_it_first(auth_client):
+    key = upload(auth_client, "book.pdf", pdf_bytes(3, text=lambda n: "word " * 300)).json()["uploadKey"]
+    project_id = auth_client.post("/v1/projects", {"uploadKey": key}, format="json").json()["id"]
+
+    before = auth_client.get(f"/v1/projects/{project_id}/batch-quote").json()
+    auth_client.post(f"/v1/projects/{project_id}/normalize")
+    after = auth_client.get(f"/v1/projects/{project_id}/batch-quote").json()
+
+    assert (before["canStart"], before["blockedOn"], before["pageCount"]) == (False, "nothing_pending", 0)
+    assert "normalize it first" in before["explanation"]
+    assert (after["blockedOn"], after["pageCount"]) == ("credit", 1)  # the first page, and no credit yet

@@ -9,7 +9,9 @@
     times its usual line pitch, or a gap over `GAP_LINE_HEIGHTS` line heights),
   - starts with a bullet,
   - is indented (by over `INDENT_LINE_HEIGHTS` line heights) between two lines at the
-    block's left edge, or
+    block's left edge (but not under a list item's first line when it is the item wrapped
+    with a hanging indent: the next line starts another item or stands apart; a wrapped
+    item's lines that the PDF set in a block of their own join it too), or
   - starts with a capital after a line that ends a sentence well short of the block's
     right edge (`SHORT_LINE` of its width).
 - Lines of a paragraph are joined with a space; a word hyphenated at a line end is
@@ -42,6 +44,7 @@ from core.markdown import block_start_escape
 GAP_FACTOR = 1.4
 GAP_LINE_HEIGHTS = 0.8
 INDENT_LINE_HEIGHTS = 0.8
+HANGING_LINE_HEIGHTS = 4.0  # how far right of its bullet a list item's wrapped lines may start
 SHORT_LINE = 0.15
 FONT_SIZE_CHANGE = 0.15
 HEADING_MAX_LINES = 3
@@ -406,8 +409,28 @@ def _page_paragraphs(body: list[PageLine]) -> list[list[PageLine]]:
                 else:
                     paragraphs.append(run)
             else:
-                paragraphs.extend(_block_paragraphs(run))
+                found = _block_paragraphs(run)
+                if paragraphs and _item_wrapped(paragraphs[-1], found[0]):
+                    paragraphs[-1].extend(found.pop(0))
+                paragraphs.extend(found)
     return paragraphs
+
+
+def _item_wrapped(item: list[PageLine], lines: list[PageLine]) -> bool:
+    """Whether `lines`, a block's first paragraph, are the list item before it wrapped with
+    a hanging indent into a block of their own (as some PDFs set each line of a list): the
+    item's first line starts with a bullet, and these start right below its last line, to
+    the right of its bullet, in its font size, without a bullet of their own."""
+    first, last, head = item[0], item[-1], lines[0]
+    height = max(last.height, head.height, 1.0)
+    return (
+        first.text.startswith(_BULLETS)
+        and not last.mono
+        and not head.text.startswith(_BULLETS)
+        and first.x0 < head.x0 <= first.x0 + HANGING_LINE_HEIGHTS * height
+        and 0 <= head.top - last.bottom <= GAP_LINE_HEIGHTS * height
+        and abs(head.size - last.size) <= FONT_SIZE_CHANGE * max(head.size, last.size)
+    )
 
 
 def _runs_by_font(lines: list[PageLine]) -> list[list[PageLine]]:
@@ -469,10 +492,21 @@ def _starts_paragraph(
         and previous.x0 <= left + indent
         and following is not None
         and following.x0 <= left + indent
+        and not _hanging(previous, line, following)
     ):
         return True
     ends_short = previous.x1 < right - SHORT_LINE * (right - left)
     return ends_short and _SENTENCE_END.search(previous.text) is not None and line.text[:1].isupper()
+
+
+def _hanging(previous: PageLine, line: PageLine, following: PageLine) -> bool:
+    """Whether `line`, indented under a list item's first line, is that item's text wrapped
+    with a hanging indent: the line after it starts another item, or stands apart from it
+    (a paragraph whose first line is indented goes on at the left edge right below)."""
+    if not previous.text.startswith(_BULLETS):
+        return False
+    height = max(line.height, following.height, 1.0)
+    return following.text.startswith(_BULLETS) or following.top - line.bottom > GAP_LINE_HEIGHTS * height
 
 
 def _continues(draft: _Draft, following: _Draft) -> bool:

@@ -233,6 +233,47 @@ def test_block_lines_split_into_paragraphs_on_gap_indent_short_line_and_bullet()
     ]
 
 
+# As the shared-mime-info specification sets its list: each item's second line under its text,
+# not under its bullet; the last item wrapped too, a paragraph after a gap.
+HANGING_LIST = [
+    (72.0, 100.0, 540.0, "• <MIME>/XMLnamespaces (a mapping from XML pairs to"),
+    (84.0, 114.0, 160.0, "MIME types)"),
+    (72.0, 128.0, 540.0, "• <MIME>/MEDIA/SUBTYPE.xml (one file for each type, including"),
+    (84.0, 142.0, 260.0, "comment, icon and generic-icon)"),
+    (72.0, 156.0, 540.0, "• <MIME>/mime.cache (the same information as the globs2,"),
+    (84.0, 170.0, 300.0, "in a binary, mmappable format)"),
+    (72.0, 196.0, 540.0, "The format of these files is explained below."),
+]
+
+
+@pytest.mark.parametrize(
+    "blocks", [[HANGING_LIST], [[line] for line in HANGING_LIST]], ids=["one block", "a block per line"]
+)
+def test_a_list_item_wrapped_with_a_hanging_indent_is_one_item(blocks: list[list[Line]]) -> None:
+    book = book_text_build([_layout(*blocks)], words=NO_WORDS)
+
+    assert _texts(book) == [
+        [
+            "• <MIME>/XMLnamespaces (a mapping from XML pairs to MIME types)",
+            "• <MIME>/MEDIA/SUBTYPE.xml (one file for each type, including comment, icon and generic-icon)",
+            "• <MIME>/mime.cache (the same information as the globs2, in a binary, mmappable format)",
+            "The format of these files is explained below.",
+        ]
+    ]
+
+
+def test_an_indented_paragraph_after_a_one_line_item_still_starts_a_paragraph() -> None:
+    block = [
+        (72.0, 100.0, 540.0, "• a one-line item"),
+        (90.0, 114.0, 540.0, "An indented first line"),
+        (72.0, 128.0, 540.0, "goes on at the left edge."),
+    ]
+
+    book = book_text_build([_layout(block)], words=NO_WORDS)
+
+    assert _texts(book) == [["• a one-line item", "An indented first line goes on at the left edge."]]
+
+
 def test_paragraph_cut_by_a_page_break_is_one_paragraph_on_the_page_where_it_starts() -> None:
     def page(n: int, *blocks: Sequence[Line]) -> dict[str, Any]:
         return _layout([(400.0, 36.0, 540.0, "Running Head")], *blocks, [(300.0, 740.0, 310.0, str(n))])

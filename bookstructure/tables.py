@@ -97,6 +97,7 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     header: bool
     cells: tuple[tuple[Cell, ...], ...] = ()
+    repeats: tuple[tuple[Cell, ...], ...] = ()  # its header row's cells as each next page repeats it
 
     @property
     def columns(self) -> int:
@@ -114,6 +115,7 @@ class Table:
             rows=self.rows + rows,
             header=self.header,
             cells=self.cells + cells,
+            repeats=self.repeats + (rest.cells[:1] if repeated else ()) + rest.repeats,
         )
 
     def moved(self, pages: int) -> Table:
@@ -123,10 +125,14 @@ class Table:
         def line_moved(line: CellLine) -> CellLine:
             return replace(line, ref=replace(line.ref, page=line.ref.page + pages))
 
+        def rows_moved(rows: tuple[tuple[Cell, ...], ...]) -> tuple[tuple[Cell, ...], ...]:
+            return tuple(tuple(tuple(line_moved(line) for line in cell) for cell in row) for row in rows)
+
         return replace(
             self,
             refs=frozenset(replace(ref, page=ref.page + pages) for ref in self.refs),
-            cells=tuple(tuple(tuple(line_moved(line) for line in cell) for cell in row) for row in self.cells),
+            cells=rows_moved(self.cells),
+            repeats=rows_moved(self.repeats),
         )
 
     def markdown(self) -> str:

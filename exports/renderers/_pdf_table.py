@@ -51,17 +51,21 @@ def table_regions(
             block.columns,
         )
         return [], []
-    pieces = [[_pieces(cell, lines) for cell in row] for row in table.cells]
+    # Each row's cells with the row of the translation they take: the table's rows, then
+    # its header as the pages it goes on to repeat it (the header's translation).
+    rows = [*((cells, index) for index, cells in enumerate(table.cells)), *((cells, 0) for cells in table.repeats)]
+    pieces = [[_pieces(cell, lines) for cell in cells] for cells, _ in rows]
     spans = _column_spans(pieces, table.columns)
     aligns = [_column_align([part for row in pieces for part in row[column]]) for column in range(table.columns)]
     limits = _row_bottoms(pieces)
     regions: list[Region] = []
     removed: list[PageLine] = []
     for row_index, row in enumerate(pieces):
+        cells, of = rows[row_index]
         for column, own in enumerate(row):
-            cell = translated[row_index][column]
-            source = table.rows[row_index][column]
-            if not own or len(own) < len(table.cells[row_index][column]) or not _translatable(source, own, cell):
+            cell = translated[of][column]
+            source = table.rows[of][column]
+            if not own or len(own) < len(cells[column]) or not _translatable(source, own, cell):
                 continue  # kept: nothing to translate, or a cell partly on another page
             bold = all(line.bold for line in own)
             runs = tuple(replace(run, bold=run.bold or bold) for run in cell)

@@ -43,7 +43,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from bookstructure.book import STRUCTURE_LOOKAHEAD_PAGES, STRUCTURE_WINDOW_PAGES, Carried, pages_paragraphs
 from bookstructure.lines import LineRef, PageLine, page_lines
-from bookstructure.paragraphs import PageText
+from bookstructure.paragraphs import PageText, Paragraph
 from bookstructure.words import word_list
 from exports.blocks import Block, Run, blocks_of
 from exports.book import BookSource, ExportBook, ExportOptions, ExportPage, PageLayout, page_notice
@@ -222,6 +222,7 @@ class _Overlays:
 
 
 _Carry = Mapping[tuple[LineRef, ...], str]
+_TablePair = tuple[Paragraph, Block]  # a table and its translation (`table_paired`)
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,7 @@ class _Planned:
     carried: _Carry
     next_translated: bool
     pairs: Groups | None
+    tables: tuple[_TablePair, ...] = ()  # tables of earlier pages that go on here, with their translations
 
 
 def _planned(book: ExportBook, source: BookSource) -> Iterator[_Planned]:
@@ -246,6 +248,7 @@ def _planned(book: ExportBook, source: BookSource) -> Iterator[_Planned]:
     pages = book.pages()
     pending: list[ExportPage] = []
     carried_text: dict[tuple[LineRef, ...], str] = {}
+    carried_tables: list[_TablePair] = []  # tables that go on past the last page planned
     exhausted = False
     start = 1
     # The stored layouts of the window, kept from one group to the next (windows overlap):
@@ -291,17 +294,27 @@ def _planned(book: ExportBook, source: BookSource) -> Iterator[_Planned]:
                 furniture=[stored[index].furniture if index in stored else () for index in window],
             )
         }
-        translated = {each.index for each in pending if each.translated}
+        # A blank page (Approved, nothing of its own to translate) may finish the previous
+        # page's paragraph or table: their translation is set there too.
+        translated = {each.index for each in pending if each.translated or each.blank}
         for page in group:
             text = texts.get(page.index) if stored.get(page.index) and _text_layout(stored[page.index].layout) else None
             taken = {refs: value for refs, value in carried_text.items() if refs[0].page == page.index}
+            tables = tuple(pair for pair in carried_tables if _goes_on(pair, page.index - 1))
             next_translated = page.index + 1 in translated
             carried_text = {}
             pairs = aligned(page, text) if text is not None and page.translated else None
             if pairs is not None:
                 carried_text = carried_split(pairs, next_translated=next_translated)
-            yield _Planned(page, text, stored.get(page.index), taken, next_translated, pairs)
+            own_tables = [pair for pair in map(table_paired, pairs or ()) if pair is not None]
+            carried_tables = [pair for pair in [*tables, *own_tables] if next_translated and _goes_on(pair, page.index)]
+            yield _Planned(page, text, stored.get(page.index), taken, next_translated, pairs, tables)
         pending = pending[GROUP_PAGES:]
+
+
+def _goes_on(pair: _TablePair, page: int) -> bool:
+    """Whether the table goes on past `page` (its rows continued over the page break)."""
+    return pair[0].end_page > page
 
 
 def _text_layout(layout: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -320,6 +333,8 @@ def _page_make(
     shown = _Shown.of(target)
     if not page.translated:
         if page.blank:
+            if (planned.carried or planned.tables) and text is not None and layout is not None:
+                _page_finish(pdf, target, planned, book, overlays, text, layout)
             return
         mark(
             overlays.page(target, shown.width, shown.height),
@@ -335,10 +350,29 @@ def _page_make(
         mark(overlays.page(target, shown.width, shown.height), SCANNED, shown.width, shown.height)
         overlays.done()
         return
+    _page_finish(pdf, target, planned, book, overlays, text, layout)
+
+
+def _page_finish(
+    pdf: pikepdf.Pdf,
+    target: pikepdf.Page,
+    planned: _Planned,
+    book: ExportBook,
+    overlays: _Overlays,
+    text: PageText,
+    layout: PageLayout,
+) -> None:
+    """A page with a text layer: the source text of what is translated removed, and the
+    translation set in its place."""
+    page, shown = planned.page, _Shown.of(target)
     lines = {line.ref: line for line in page_lines(layout.layout, page=page.index)}
     regions, removed = _regions(
         page, text, planned.pairs, lines, planned.carried, next_translated=planned.next_translated
     )
+    for table in planned.tables:  # the rows set here of a table an earlier page began
+        cells, cut = table_regions(*table, lines, page=page.index)
+        regions += cells
+        removed += cut
 
     boxes = []
     for line in removed:
@@ -509,7 +543,7 @@ def _regions(
             lines[ref]
             for paragraph in text.paragraphs
             for ref in paragraph.lines
-            if ref.page == page.index and ref in lines
+            if ref.page == page.index and ref in lines and page.translated  # a blank page keeps its own
         ]
         if body:
             blocks = [block for block in blocks_of(page.translation) if block.kind != "rule"]

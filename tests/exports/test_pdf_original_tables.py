@@ -219,3 +219,38 @@ def test_a_longer_translation_of_a_wrapped_cell_stays_in_its_cell(user, auth_cli
     sources, outputs = rendered(pdf, tmp_path, "source"), rendered(out, tmp_path, "output")
     boxes = [tuple(box[:4]) for page, _, *box in words_with_boxes(pdf) + output_words if page == 1]
     assert changed_outside_text(sources[0], outputs[0], boxes) < 0.002  # type: ignore[arg-type]
+
+
+# A table of options long enough to go on over the page break after a page of prose, its
+# header repeated on the next page (reportlab's repeatRows, as DocBook sets a long table).
+_LONG_OPTIONS = [("Option", "Meaning", "Default")] + [
+    (f"-{letter}", f"Keeps the {word} files after the run", "off")
+    for letter, word in zip(
+        "abcdefghijklmnopqrstuvwxyz",
+        "input output spare broken partial sorted hidden cached locked merged shared signed packed split "
+        "staged traced zipped copied dumped empty frozen guarded joined linked mapped named".split(),
+        strict=True,
+    )
+]
+
+
+def test_a_table_continued_over_a_page_break_is_translated_on_both_pages_its_repeated_header_too(user, auth_client, settings, tmp_path):
+    table = _table(_LONG_OPTIONS, widths=[60, 220, 60])
+    table.repeatRows = 1
+    pdf = _pdf(tmp_path / "long-table.pdf", [*[Paragraph(_PROSE, _BODY)] * 14, table])
+    cells = source_cells(pdf)
+    assert {cell.page for cell in cells} == {1, 2}, "the table must go on over the page break"
+    credit(user, "50")
+    book = book_for(project=Project.objects.get(pk=translated_by_stand_in(auth_client, settings, pdf)))
+
+    out = tmp_path / "out.pdf"
+    with out.open("wb") as file:
+        renderer_for("Pdf").render(book, ExportOptions(layout="original"), file)
+
+    output_words = words_with_boxes(out)
+    # Every word cell on both pages, the header as the second page repeats it too.
+    meanings = [cell for cell in cells if cell.text.startswith("Keeps") or cell.text in _LONG_OPTIONS[0]]
+    assert {(cell.page, cell.text) for cell in meanings} >= {(2, "Meaning"), (2, "Keeps the signed files after the run")}
+    for cell in meanings:
+        box = (cell.column[0] - 6, cell.box[1] - 2, cell.column[1] + 6, cell.box[3] + 2)
+        assert words_in(output_words, cell.page, box) == fake_translation(cell.text).split(), cell

@@ -227,14 +227,42 @@ _LONG_OPTIONS = [("Option", "Meaning", "Default")] + [
     (f"-{letter}", f"Keeps the {word} files after the run", "off")
     for letter, word in zip(
         "abcdefghijklmnopqrstuvwxyz",
-        "input output spare broken partial sorted hidden cached locked merged shared signed packed split "
-        "staged traced zipped copied dumped empty frozen guarded joined linked mapped named".split(),
+        [
+            "input",
+            "output",
+            "spare",
+            "broken",
+            "partial",
+            "sorted",
+            "hidden",
+            "cached",
+            "locked",
+            "merged",
+            "shared",
+            "signed",
+            "packed",
+            "split",
+            "staged",
+            "traced",
+            "zipped",
+            "copied",
+            "dumped",
+            "empty",
+            "frozen",
+            "guarded",
+            "joined",
+            "linked",
+            "mapped",
+            "named",
+        ],
         strict=True,
     )
 ]
 
 
-def test_a_table_continued_over_a_page_break_is_translated_on_both_pages_its_repeated_header_too(user, auth_client, settings, tmp_path):
+def test_a_table_continued_over_a_page_break_is_translated_on_both_pages_its_repeated_header_too(
+    user, auth_client, settings, tmp_path
+):
     table = _table(_LONG_OPTIONS, widths=[60, 220, 60])
     table.repeatRows = 1
     pdf = _pdf(tmp_path / "long-table.pdf", [*[Paragraph(_PROSE, _BODY)] * 14, table])
@@ -250,7 +278,10 @@ def test_a_table_continued_over_a_page_break_is_translated_on_both_pages_its_rep
     output_words = words_with_boxes(out)
     # Every word cell on both pages, the header as the second page repeats it too.
     meanings = [cell for cell in cells if cell.text.startswith("Keeps") or cell.text in _LONG_OPTIONS[0]]
-    assert {(cell.page, cell.text) for cell in meanings} >= {(2, "Meaning"), (2, "Keeps the signed files after the run")}
+    assert {(cell.page, cell.text) for cell in meanings} >= {
+        (2, "Meaning"),
+        (2, "Keeps the signed files after the run"),
+    }
     for cell in meanings:
         box = (cell.column[0] - 6, cell.box[1] - 2, cell.column[1] + 6, cell.box[3] + 2)
         assert words_in(output_words, cell.page, box) == fake_translation(cell.text).split(), cell

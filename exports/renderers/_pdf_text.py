@@ -30,7 +30,7 @@ from xml.sax.saxutils import escape
 
 import uharfbuzz
 from reportlab.lib import colors
-from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
+from reportlab.lib.enums import TA_CENTER, TA_JUSTIFY, TA_LEFT, TA_RIGHT
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.textsplit import ALL_CANNOT_END, ALL_CANNOT_START
 from reportlab.pdfbase.ttfonts import ShapeData, ShapedStr
@@ -57,7 +57,12 @@ _RTL_CLASSES = frozenset({"R", "AL", "AN"})
 
 _SPACE_RUN = re.compile(" {2,}")
 # A block's `align` as reportlab's alignment (anything else is left).
-_ALIGNMENTS: dict[str, Literal[0, 1, 2]] = {"center": TA_CENTER, "end": TA_RIGHT, "right": TA_RIGHT}
+_ALIGNMENTS: dict[str, Literal[0, 1, 2, 4]] = {
+    "center": TA_CENTER,
+    "end": TA_RIGHT,
+    "right": TA_RIGHT,
+    "justify": TA_JUSTIFY,
+}
 
 
 @dataclass(frozen=True)
@@ -66,8 +71,9 @@ class TextStyle:
     leading: float = 17
     bold: bool = False
     italic: bool = False
-    # "start" (left, or right in right-to-left text), "center", "end", or a side whatever
-    # the text's direction: "left", "right" (a table's column, aligned as the table runs)
+    # "start" (left, or right in right-to-left text), "center", "end", "justify" (both edges,
+    # the last line at the start), or a side whatever the text's direction: "left", "right"
+    # (a table's column, aligned as the table runs)
     align: str = "start"
     space_before: float = 0
     space_after: float = 6
@@ -258,6 +264,14 @@ class ShapedParagraph(Flowable):
             atoms = _without_trailing_space([atom for chunk in line for atom in chunk.atoms])
             line_width = sum(atom.width for atom in atoms)
             side = style.align
+            stretch = 0.0  # added to each space of a justified line
+            if side == "justify":
+                side = "start"
+                spaces = sum(atom.space for atom in atoms)
+                last = number == len(self._lines) - 1 or line[-1].hard_break
+                if spaces and not last:
+                    stretch = (inner - line_width) / spaces
+                    line_width = inner
             if side in ("start", "end"):
                 side = "right" if (side == "start") == rtl else "left"
             if side == "center":
@@ -273,7 +287,7 @@ class ShapedParagraph(Flowable):
                     text.setTextOrigin(x, baseline)
                     text.setFont(atom.face, style.size, style.leading)
                     text.textOut(atom.glyphs)
-                x += atom.width
+                x += atom.width + (stretch if atom.space else 0.0)
         canvas.drawText(text)
 
 

@@ -32,7 +32,7 @@ import logging
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -43,7 +43,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from bookstructure.book import STRUCTURE_LOOKAHEAD_PAGES, STRUCTURE_WINDOW_PAGES, Carried, pages_paragraphs
 from bookstructure.lines import LineRef, PageLine, page_lines
-from bookstructure.paragraphs import PageText, Paragraph
+from bookstructure.paragraphs import PageText, Paragraph, ParagraphKind
 from bookstructure.words import word_list
 from exports.blocks import Block, Run, blocks_of
 from exports.book import BookSource, ExportBook, ExportOptions, ExportPage, PageLayout, page_notice
@@ -80,6 +80,7 @@ GROUP_PAGES = 8  # pages whose paragraphs are computed together (one window of l
 OVERLAY_PAGES = 50  # overlay pages drawn into one reportlab file
 IMAGE_DPI = 150  # a page image's resolution when it states none (the resolution PDF pages are rendered at)
 CHECKPOINT_PAGES = 100  # pages changed in memory before the output is saved to a temporary file and reopened
+JUSTIFIED_SPREAD = 1.5  # points: how close together a justified paragraph's lines but its last end
 SCANNED = "not translated in the original layout: a scanned page without its OCR reading is kept as it was"
 
 
@@ -312,6 +313,19 @@ def _planned(book: ExportBook, source: BookSource) -> Iterator[_Planned]:
         pending = pending[GROUP_PAGES:]
 
 
+def _justified(text: PageText, lines: Mapping[LineRef, PageLine], page: int) -> bool:
+    """Whether the page's prose is set justified: most of its paragraphs of three lines or
+    more end every line but the last at one right edge (within JUSTIFIED_SPREAD)."""
+    votes = []
+    for paragraph in text.paragraphs:
+        own = [lines[ref] for ref in paragraph.lines if ref.page == page and ref in lines]
+        if paragraph.kind != ParagraphKind.PARAGRAPH or len(own) < 3:
+            continue
+        ends = [line.x1 for line in own[:-1]]
+        votes.append(max(ends) - min(ends) <= JUSTIFIED_SPREAD)
+    return sum(votes) > len(votes) / 2
+
+
 def _goes_on(pair: _TablePair, page: int) -> bool:
     """Whether the table goes on past `page` (its rows continued over the page break)."""
     return pair[0].end_page > page
@@ -373,6 +387,8 @@ def _page_finish(
         cells, cut = table_regions(*table, lines, page=page.index)
         regions += cells
         removed += cut
+    if _justified(text, lines, page.index):  # set as the source is: both edges
+        regions = [region if region.fixed else replace(region, align="justify") for region in regions]
 
     boxes = []
     for line in removed:

@@ -404,3 +404,40 @@ def test_bidi_levels_are_one_per_character_and_never_below_the_paragraph(text: s
     levels = embedding_levels(text, base)
     assert len(levels) == len(text)
     assert all(base <= level <= base + 2 for level in levels)
+
+
+@needs_tools
+def test_a_justified_right_to_left_paragraph_fills_every_line_but_its_last(tmp_path: Path) -> None:
+    from reportlab.pdfgen.canvas import Canvas
+
+    from exports.blocks import Run
+    from exports.renderers._pdf_fonts import ensure_fonts
+    from exports.renderers._pdf_text import ShapedParagraph, TextStyle, text_flowable
+    from tests.exports.test_pdf_original import words_with_boxes
+
+    ensure_fonts()
+    sentence = SAMPLES["he"].split("\n\n")[-1]
+    flowable = text_flowable(
+        [Run(" ".join([sentence] * 8))], TextStyle(align="justify"), language="he", default_rtl=True
+    )
+    assert isinstance(flowable, ShapedParagraph)
+    path = tmp_path / "justified.pdf"
+    canvas = Canvas(str(path), pagesize=A4)
+    _, height = flowable.wrap(300, 700)
+    flowable.drawOn(canvas, 100, 780 - height)
+    canvas.save()
+
+    lines: list[tuple[float, float, float]] = []  # top, left, right: words within 6 pt of a top are one line
+    for _, _, x0, y0, x1, *_ in sorted(words_with_boxes(path), key=lambda word: word[3]):
+        if lines and y0 - lines[-1][0] <= 6:
+            top, left, right = lines[-1]
+            lines[-1] = (top, min(left, x0), max(right, x1))
+        else:
+            lines.append((y0, x0, x1))
+    *full, last = [(left, right) for _, left, right in lines]
+    assert len(full) >= 3
+    for left, right in full:
+        assert abs(left - 100) <= 2, lines
+        assert abs(right - 400) <= 2, lines
+    assert abs(last[1] - 400) <= 2  # the last line set from the right, not stretched
+    assert last[0] > 110

@@ -472,3 +472,48 @@ def test_a_book_written_in_parts_is_the_same_book(translated, manual, tmp_path, 
         assert [len(page.obj.get("/Annots", [])) for page in second.pages] == [
             len(page.obj.get("/Annots", [])) for page in first.pages
         ]
+
+
+_ESSAY = (
+    "The database is built from the source files by a tool that merges what each package installs, "
+    "so that applications only read the result and never parse the sources themselves, which keeps "
+    "them quick to start and lets the packages change their files without breaking any reader of them. "
+)
+
+
+@pytest.mark.parametrize("alignment", ["justified", "ragged"])
+def test_a_justified_page_is_set_justified_and_a_ragged_one_ragged(user, auth_client, settings, tmp_path, alignment):
+    from reportlab.lib.enums import TA_JUSTIFY, TA_LEFT
+    from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+    from reportlab.platypus import Paragraph
+
+    from tests.projects.test_tables import _pdf
+
+    style = ParagraphStyle(
+        "essay",
+        parent=getSampleStyleSheet()["BodyText"],
+        alignment=TA_JUSTIFY if alignment == "justified" else TA_LEFT,
+    )
+    words = (_ESSAY * 2).split()
+    # Five paragraphs, each its words turned a little further, so their lines break apart.
+    pdf = _pdf(tmp_path / "essay.pdf", [Paragraph(" ".join(words[n * 7 :] + words[: n * 7]), style) for n in range(5)])
+    credit(user, "50")
+    book = book_for(project=Project.objects.get(pk=translated_by_stand_in(auth_client, settings, pdf)))
+    out = tmp_path / "out.pdf"
+    with out.open("wb") as file:
+        renderer_for("Pdf").render(book, ExportOptions(layout="original"), file)
+
+    def line_ends(path: Path) -> list[float]:
+        ends: dict[int, float] = {}
+        for page, _, _, y0, x1, *_ in words_with_boxes(path):
+            if page == 1:
+                ends[round(y0)] = max(ends.get(round(y0), 0.0), x1)
+        return list(ends.values())
+
+    assert fake_translation("files") in {word for _, word, *_ in words_with_boxes(out)}
+    ends = line_ends(out)
+    at_the_edge = sum(max(ends) - end <= 2.0 for end in ends) / len(ends)
+    if alignment == "justified":
+        assert at_the_edge >= 0.7, sorted(ends)  # every line but each paragraph's last
+    else:
+        assert at_the_edge <= 0.3, sorted(ends)

@@ -33,6 +33,7 @@ from reportlab.lib import colors
 from reportlab.lib.enums import TA_CENTER, TA_JUSTIFY, TA_LEFT, TA_RIGHT
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.textsplit import ALL_CANNOT_END, ALL_CANNOT_START
+from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import ShapeData, ShapedStr
 from reportlab.platypus import Flowable, Paragraph
 
@@ -78,6 +79,7 @@ class TextStyle:
     space_before: float = 0
     space_after: float = 6
     indent: float = 0  # on the side the text starts
+    hanging: float = 0  # how much further in every line but the first starts (a list item's text, past its bullet)
     color: colors.Color = colors.black
     background: colors.Color | None = None
     keep_with_next: bool = False
@@ -112,6 +114,8 @@ def text_flowable(
     if not text.strip():
         return None
     faces = _faces(spans, text, style, language)
+    if prefix:  # the item's lines hang past its bullet or number, under its text
+        style = replace(style, hanging=pdfmetrics.stringWidth(prefix + " ", faces[0], style.size))
     base_level = paragraph_level(text, default_rtl=default_rtl)
     if base_level % 2 or any(_needs_shaping(char) for char in text):
         return ShapedParagraph(text, faces, base_level, style)
@@ -159,7 +163,8 @@ def _paragraph(text: str, faces: list[str], style: TextStyle) -> Paragraph:
         alignment=_ALIGNMENTS.get(style.align, TA_LEFT),
         spaceBefore=style.space_before,
         spaceAfter=style.space_after,
-        leftIndent=style.indent,
+        leftIndent=style.indent + style.hanging,
+        firstLineIndent=-style.hanging,
         textColor=style.color,
         backColor=style.background,
         borderPadding=4 if style.background else 0,
@@ -230,7 +235,9 @@ class ShapedParagraph(Flowable):
 
     def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:  # noqa: N803 (reportlab)
         if self._wrapped_for != availWidth:
-            self._lines = _break_lines(self._chunks, self._inner_width(availWidth), self.text_style.size)
+            self._lines = _break_lines(
+                self._chunks, self._inner_width(availWidth), self.text_style.size, hanging=self.text_style.hanging
+            )
             self._wrapped_for = availWidth
         self.width = availWidth
         self.height = len(self._lines) * self.text_style.leading
@@ -245,7 +252,19 @@ class ShapedParagraph(Flowable):
         tail = [chunk for line in self._lines[fit:] for chunk in line]
         return [
             ShapedParagraph("", [], self.base_level, replace(self.text_style, space_after=0), chunks=head),
-            ShapedParagraph("", [], self.base_level, replace(self.text_style, space_before=0), chunks=tail),
+            ShapedParagraph(
+                "",
+                [],
+                self.base_level,
+                # every line of the rest hangs: its first is not the item's first
+                replace(
+                    self.text_style,
+                    space_before=0,
+                    indent=self.text_style.indent + self.text_style.hanging,
+                    hanging=0,
+                ),
+                chunks=tail,
+            ),
         ]
 
     def draw(self) -> None:
@@ -263,6 +282,7 @@ class ShapedParagraph(Flowable):
         for number, line in enumerate(self._lines):
             atoms = _without_trailing_space([atom for chunk in line for atom in chunk.atoms])
             line_width = sum(atom.width for atom in atoms)
+            hang = style.hanging if number else 0.0
             side = style.align
             stretch = 0.0  # added to each space of a justified line
             if side == "justify":
@@ -270,16 +290,16 @@ class ShapedParagraph(Flowable):
                 spaces = sum(atom.space for atom in atoms)
                 last = number == len(self._lines) - 1 or line[-1].hard_break
                 if spaces and not last:
-                    stretch = (inner - line_width) / spaces
-                    line_width = inner
+                    stretch = (inner - hang - line_width) / spaces
+                    line_width = inner - hang
             if side in ("start", "end"):
                 side = "right" if (side == "start") == rtl else "left"
             if side == "center":
                 x = style.indent / 2 + (inner - line_width) / 2
             elif side == "right":
-                x = inner - line_width if rtl else self.width - line_width
+                x = inner - line_width - hang if rtl else self.width - line_width
             else:
-                x = 0 if rtl else style.indent
+                x = 0 if rtl else style.indent + hang
             baseline = self.height - (number + 1) * style.leading + 0.3 * style.leading
             for index in visual_order([atom.level for atom in atoms]):
                 atom = atoms[index]
@@ -298,22 +318,27 @@ def _without_trailing_space(line: list[Atom]) -> list[Atom]:
     return line[:end]
 
 
-def _break_lines(chunks: list[Chunk], width: float, size: float) -> list[list[Chunk]]:
-    """Greedy line filling; a chunk wider than a line is cut between its clusters."""
+def _break_lines(chunks: list[Chunk], width: float, size: float, *, hanging: float = 0.0) -> list[list[Chunk]]:
+    """Greedy line filling (every line but the first `hanging` narrower); a chunk wider than
+    a line is cut between its clusters."""
     lines: list[list[Chunk]] = []
     line: list[Chunk] = []
     line_width = 0.0
     pending = deque(chunks)
+
+    def room() -> float:
+        return max(width - hanging, size) if lines else width
+
     while pending:
         chunk = pending.popleft()
-        fits = line_width + chunk.width - chunk.trailing_space <= width + 1e-6
+        fits = line_width + chunk.width - chunk.trailing_space <= room() + 1e-6
         if not fits and line:
             lines.append(line)
             line, line_width = [], 0.0
-            fits = chunk.width - chunk.trailing_space <= width + 1e-6
+            fits = chunk.width - chunk.trailing_space <= room() + 1e-6
         cut = False
         if not fits:
-            head, tail = _cut(chunk, width, size)
+            head, tail = _cut(chunk, room(), size)
             if tail is not None:
                 pending.appendleft(tail)
                 chunk, cut = head, True

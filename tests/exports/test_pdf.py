@@ -12,17 +12,19 @@ import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from reportlab.lib.pagesizes import A4
 
-from exports.blocks import plain_text_of
+from exports.blocks import Run, plain_text_of
 from exports.book import RTL_LANGUAGES, ExportBook, ExportOptions, ExportPage, page_notice
 from exports.renderers import renderer_for
 from exports.renderers._pdf_bidi import embedding_levels, paragraph_level, visual_order
-from exports.renderers._pdf_fonts import FONT_PACKAGES, missing_font_files
+from exports.renderers._pdf_fonts import FONT_PACKAGES, ensure_fonts, missing_font_files
+from exports.renderers._pdf_text import ShapedParagraph, TextStyle, text_flowable
 from exports.renderers.pdf import PdfRenderer
 from tests.exports.books import SAMPLES, SOURCE, sample_book
 
@@ -406,38 +408,61 @@ def test_bidi_levels_are_one_per_character_and_never_below_the_paragraph(text: s
     assert all(base <= level <= base + 2 for level in levels)
 
 
-@needs_tools
-def test_a_justified_right_to_left_paragraph_fills_every_line_but_its_last(tmp_path: Path) -> None:
+def drawn_lines(flowable: Any, tmp_path: Path) -> list[tuple[float, float]]:
+    """Each line of `flowable` drawn 300 pt wide at x = 100, top to bottom, as poppler reads
+    it: (its left edge, its right edge); words within 6 pt of a line's top are on it."""
     from reportlab.pdfgen.canvas import Canvas
 
-    from exports.blocks import Run
-    from exports.renderers._pdf_fonts import ensure_fonts
-    from exports.renderers._pdf_text import ShapedParagraph, TextStyle, text_flowable
     from tests.exports.test_pdf_original import words_with_boxes
 
-    ensure_fonts()
-    sentence = SAMPLES["he"].split("\n\n")[-1]
-    flowable = text_flowable(
-        [Run(" ".join([sentence] * 8))], TextStyle(align="justify"), language="he", default_rtl=True
-    )
-    assert isinstance(flowable, ShapedParagraph)
-    path = tmp_path / "justified.pdf"
+    path = tmp_path / "drawn.pdf"
     canvas = Canvas(str(path), pagesize=A4)
     _, height = flowable.wrap(300, 700)
     flowable.drawOn(canvas, 100, 780 - height)
     canvas.save()
-
-    lines: list[tuple[float, float, float]] = []  # top, left, right: words within 6 pt of a top are one line
+    lines: list[tuple[float, float, float]] = []
     for _, _, x0, y0, x1, *_ in sorted(words_with_boxes(path), key=lambda word: word[3]):
         if lines and y0 - lines[-1][0] <= 6:
             top, left, right = lines[-1]
             lines[-1] = (top, min(left, x0), max(right, x1))
         else:
             lines.append((y0, x0, x1))
-    *full, last = [(left, right) for _, left, right in lines]
+    return [(left, right) for _, left, right in lines]
+
+
+@needs_tools
+def test_a_justified_right_to_left_paragraph_fills_every_line_but_its_last(tmp_path: Path) -> None:
+    ensure_fonts()
+    sentence = SAMPLES["he"].split("\n\n")[-1]
+    flowable = text_flowable(
+        [Run(" ".join([sentence] * 8))], TextStyle(align="justify"), language="he", default_rtl=True
+    )
+    assert isinstance(flowable, ShapedParagraph)
+
+    *full, last = drawn_lines(flowable, tmp_path)
+
     assert len(full) >= 3
     for left, right in full:
-        assert abs(left - 100) <= 2, lines
-        assert abs(right - 400) <= 2, lines
+        assert abs(left - 100) <= 2, (left, right)
+        assert abs(right - 400) <= 2, (left, right)
     assert abs(last[1] - 400) <= 2  # the last line set from the right, not stretched
     assert last[0] > 110
+
+
+@needs_tools
+@pytest.mark.parametrize("language", ["en", "he"])
+def test_a_list_items_wrapped_lines_hang_under_its_text_not_under_its_bullet(language: str, tmp_path: Path) -> None:
+    ensure_fonts()
+    text = " ".join([SAMPLES[language].split("\n\n")[-1]] * 6)
+    flowable = text_flowable([Run(text)], TextStyle(), language=language, default_rtl=language == "he", prefix="\u2022")
+    assert flowable is not None
+
+    first, *rest = drawn_lines(flowable, tmp_path)
+
+    assert len(rest) >= 2
+    if language == "he":  # the bullet at the right edge, the wrapped lines end left of it
+        assert abs(first[1] - 400) <= 2
+        assert all(395 >= right >= 390 for _, right in rest), (first, rest)
+    else:
+        assert abs(first[0] - 100) <= 2
+        assert all(105 <= left <= 110 for left, _ in rest), (first, rest)

@@ -361,11 +361,12 @@ def wallet_account_close(*, user: User) -> None:
     if TopUp.objects.filter(user=user, status=TopUpStatus.PENDING).exists():
         raise TopUpInFlight()
     SavedCard.objects.filter(user=user).delete()
-    customer_ids = WalletSettings.objects.filter(wallet__user=user).exclude(stripe_customer_id="")
-    for customer_id in customer_ids.values_list("stripe_customer_id", flat=True):
+    preferences = WalletSettings.objects.filter(wallet__user=user)  # one row, or none yet
+    customer_id = preferences.exclude(stripe_customer_id="").values_list("stripe_customer_id", flat=True).first()
+    if customer_id:
         StripeCustomerErasure.objects.get_or_create(customer_id=customer_id, defaults={"user": user})
         transaction.on_commit(lambda: signature(STRIPE_CUSTOMERS_ERASE_TASK).delay(), robust=True)
-    WalletSettings.objects.filter(wallet__user=user).update(
+    preferences.update(
         auto_top_up_threshold=None,
         auto_top_up_amount=None,
         auto_top_up_monthly_cap=None,

@@ -24,6 +24,9 @@ export class ApiProblem extends Error {
   }
 }
 
+// Set once a call met the ended sign-in and sent the page to sign-in (see `api`).
+let leavingForSignIn = false;
+
 export function tokenGet() {
   return localStorage.getItem(TOKEN_KEY);
 }
@@ -121,7 +124,15 @@ export async function api(method, path, { json, body, query, idempotent = false,
       // The page is going away, so the call never settles: a problem thrown now would reach
       // a page that no longer shows it, as an unhandled rejection in the console.
       session.forget();
+      leavingForSignIn = true;
       location.assign(`/signin?next=${encodeURIComponent(here())}&ended=1`);
+      return new Promise(() => {});
+    }
+    if (leavingForSignIn) {
+      // Another call met the ended sign-in first and is taking the page to sign-in: this
+      // one (made at the same time, or after, without the credential) never settles either.
+      // Thrown, it reached the page going away as an unhandled rejection (the keyboard
+      // journey caught it in CI).
       return new Promise(() => {});
     }
     throw new ApiProblem(response.status, problem, wait);

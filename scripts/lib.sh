@@ -39,6 +39,8 @@ system_tools_ensure() {
   [ -e /usr/share/doc/nettle-dev/nettle.pdf.gz ] || missing+=(nettle-dev)
   [ -e /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf ] || missing+=(shared-mime-info)
   [ -e /usr/share/doc/zlib1g-dev/crc-doc.1.0.pdf.gz ] || missing+=(zlib1g-dev)  # ruled tables (crc-doc)
+  # Multi-column papers of publishers' LaTeX templates (tests/support/corpus.py PAPERS).
+  [ -e /usr/share/doc/texlive-doc/latex/asmejour/asmejour-template.pdf ] || missing+=(texlive-publishers-doc)
   [ -e /usr/share/dict/words ] || missing+=(wamerican)
   # The fonts the Pdf export embeds (docs/exports-pdf-fonts.md).
   [ -e /usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf ] || missing+=(fonts-noto-core)

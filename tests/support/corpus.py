@@ -2,8 +2,12 @@
 (documents nobody here wrote), and scans made from them.
 
 `debian_pdf("debian-faq")` is the book's PDF, unpacked once into a cache folder;
-`scan_pages(pdf, first, last)` renders pages with pdftoppm and degrades them as a scanner
-does (a turn of a degree or two, blur, noise, JPEG), the same pixels on every run (seeded).
+`paper_pdf("asmejour")` one of PAPERS, multi-column sample papers of publishers' LaTeX
+templates (texlive-publishers-doc; ACM's acmart samples are held back for acceptance and
+never used here); `scan_pages(pdf, first, last)` renders pages with pdftoppm and degrades
+them as a scanner does (a turn of a degree or two, blur, noise, JPEG), the same pixels on
+every run (seeded); `scans_zip(images)` is those scans as a folder of JPEG images in a zip,
+as a user uploads one, and `scans_pdf(images)` as an image-only PDF.
 The packages are installed by the test setup (scripts/lib.sh `system_tools_ensure`).
 """
 
@@ -15,6 +19,7 @@ import random
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,10 +47,106 @@ DEBIAN_BOOKS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def debian_pdf(name: str) -> Path:
-    """The PDF of a book of DEBIAN_BOOKS, unpacked (gunzipped) into CACHE on first use.
-    FileNotFoundError names the package to install when it is missing."""
-    installed, package, _ = DEBIAN_BOOKS[name]
+_PUBLISHERS = "/usr/share/doc/texlive-doc/latex"
+
+# name -> (installed file, Debian package, the template and what the paper holds). Every one is
+# set in two columns (checked on its pages: the words' x positions and the rendered page), has
+# a full-width title block, and is the publisher's own sample or guide set in its template.
+PAPERS: dict[str, tuple[str, str, str]] = {
+    "ieee-pes": (
+        f"{_PUBLISHERS}/ieeepes/ieeepes_doc.pdf",
+        "texlive-publishers-doc",
+        "IEEE Power Engineering Society transactions (ieeepes): contents list, footnotes, tables, 6 pages",
+    ),
+    "elsarticle-5p": (
+        f"{_PUBLISHERS}/elsarticle/elstest-5p.pdf",
+        "texlive-publishers-doc",
+        "Elsevier elsarticle, 5p two-column journal layout: footnotes, display equations, figures, 4 pages",
+    ),
+    "els-cas-dc": (
+        f"{_PUBLISHERS}/els-cas-templates/doc/dc-sample.pdf",
+        "texlive-publishers-doc",
+        "Elsevier CAS double-column (cas-dc): author block, title footnotes, lists, 1 page",
+    ),
+    "asmeconf": (
+        f"{_PUBLISHERS}/asmeconf/asmeconf-template.pdf",
+        "texlive-publishers-doc",
+        "ASME conference paper (asmeconf): nomenclature, footnotes, equations, tables, figures, 6 pages",
+    ),
+    "asmejour": (
+        f"{_PUBLISHERS}/asmejour/asmejour-template.pdf",
+        "texlive-publishers-doc",
+        "ASME journal paper (asmejour): footnotes, equations, tables, figures, references, 7 pages",
+    ),
+    "agu": (
+        f"{_PUBLISHERS}/aguplus/aguplus.pdf",
+        "texlive-publishers-doc",
+        "American Geophysical Union (AGU++): footnotes, tables, listings, 10 pages",
+    ),
+    "jacow": (
+        f"{_PUBLISHERS}/jacow/JACoW_LaTeX_A4.pdf",
+        "texlive-publishers-doc",
+        "JACoW accelerator conference paper, A4: footnotes, tables, figures, references, 10 pages",
+    ),
+    "mnras": (
+        f"{_PUBLISHERS}/mnras/mnras_guide.pdf",
+        "texlive-publishers-doc",
+        "Oxford University Press, Monthly Notices of the RAS: footnotes, equations, tables, 10 pages",
+    ),
+    "nrc": (
+        f"{_PUBLISHERS}/nrc/userguide.pdf",
+        "texlive-publishers-doc",
+        "NRC Research Press (Canadian Science Publishing): footnotes, tables, listings, 18 pages",
+    ),
+    "oup": (
+        f"{_PUBLISHERS}/oup-authoring-template/oup-authoring-template.pdf",
+        "texlive-publishers-doc",
+        "Oxford University Press authoring template: footnotes, equations, theorems, tables, figures, 9 pages",
+    ),
+    "quantum": (
+        f"{_PUBLISHERS}/quantumarticle/quantum-template.pdf",
+        "texlive-publishers-doc",
+        "Quantum journal (quantumarticle, two-column): equations, theorems, figures, 5 pages",
+    ),
+    "revtex-aip": (
+        f"{_PUBLISHERS}/revtex/sample/aip/aipsamp.pdf",
+        "texlive-publishers-doc",
+        "AIP Publishing (REVTeX 4.2): title footnotes, equations, wide tables, figures, 9 pages",
+    ),
+    "revtex-aps": (
+        f"{_PUBLISHERS}/revtex/sample/aps/apssamp.pdf",
+        "texlive-publishers-doc",
+        "American Physical Society (REVTeX 4.2): footnotes, equations, tables, figures, 7 pages",
+    ),
+    "springer-iag": (
+        f"{_PUBLISHERS}/prociagssymp/TestprocIAGssymp.pdf",
+        "texlive-publishers-doc",
+        "Springer, IAG Symposia proceedings (procIAGssymp): sections, references, 2 pages",
+    ),
+    "imac": (
+        f"{_PUBLISHERS}/imac/imac.pdf",
+        "texlive-publishers-doc",
+        "SEM International Modal Analysis Conference (IMAC): nomenclature, tables, figures, 3 pages",
+    ),
+    "sageep": (
+        f"{_PUBLISHERS}/sageep/sample.pdf",
+        "texlive-publishers-doc",
+        "EEGS SAGEEP proceedings: a table, a photograph, references, 3 pages",
+    ),
+    "tugboat": (
+        f"{_PUBLISHERS}/tugboat/ltubguid.pdf",
+        "texlive-publishers-doc",
+        "TeX Users Group, TUGboat journal: listings, footnotes, 7 pages",
+    ),
+    "elbioimp": (
+        f"{_PUBLISHERS}/elbioimp/elbioimp.pdf",
+        "texlive-publishers-doc",
+        "Journal of Electrical Bioimpedance (elbioimp): listings, tables, footnotes, 5 pages",
+    ),
+}
+
+
+def _unpacked(name: str, installed: str, package: str) -> Path:
     source = Path(installed)
     if not source.exists():
         raise FileNotFoundError(f"{source} is missing: apt-get install {package} (scripts/lib.sh installs it)")
@@ -62,6 +163,20 @@ def debian_pdf(name: str) -> Path:
                     shutil.copyfileobj(plain, out)
         partial.replace(target)
     return target
+
+
+def debian_pdf(name: str) -> Path:
+    """The PDF of a book of DEBIAN_BOOKS, unpacked (gunzipped) into CACHE on first use.
+    FileNotFoundError names the package to install when it is missing."""
+    installed, package, _ = DEBIAN_BOOKS[name]
+    return _unpacked(name, installed, package)
+
+
+def paper_pdf(name: str) -> Path:
+    """The PDF of a paper of PAPERS, copied (gunzipped where packed) into CACHE on first use.
+    FileNotFoundError names the package to install when it is missing."""
+    installed, package, _ = PAPERS[name]
+    return _unpacked(f"paper-{name}", installed, package)
 
 
 def pdf_page_count(pdf: Path) -> int:
@@ -107,8 +222,9 @@ class Degradation:
     seed: int = 14
 
 
-def scanned(image: Image.Image, degradation: Degradation, *, page_seed: int = 0) -> Image.Image:
-    """The page as a scanner gives it back; the same image and seed give the same pixels."""
+def scanned_jpeg(image: Image.Image, degradation: Degradation, *, page_seed: int = 0, dpi: int | None = None) -> bytes:
+    """The page as a scanner saves it: JPEG bytes (with `dpi` as its resolution when given);
+    the same image and seed give the same bytes."""
     grey = image.convert("L")
     turned = grey.rotate(degradation.angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
     if degradation.blur:
@@ -118,9 +234,14 @@ def scanned(image: Image.Image, degradation: Degradation, *, page_seed: int = 0)
         speckle = Image.frombytes("L", turned.size, chooser.randbytes(turned.width * turned.height))
         turned = Image.blend(turned, speckle, degradation.noise)
     encoded = io.BytesIO()
-    turned.save(encoded, format="JPEG", quality=degradation.jpeg_quality)
-    encoded.seek(0)
-    with Image.open(encoded) as decoded:
+    resolution = {"dpi": (dpi, dpi)} if dpi else {}
+    turned.save(encoded, format="JPEG", quality=degradation.jpeg_quality, **resolution)
+    return encoded.getvalue()
+
+
+def scanned(image: Image.Image, degradation: Degradation, *, page_seed: int = 0) -> Image.Image:
+    """The page as a scanner gives it back; the same image and seed give the same pixels."""
+    with Image.open(io.BytesIO(scanned_jpeg(image, degradation, page_seed=page_seed))) as decoded:
         return decoded.copy()
 
 
@@ -133,6 +254,38 @@ def scan_pages(
         scanned(image, chosen, page_seed=number)
         for number, image in enumerate(pages_render(pdf, first, last, dpi=dpi), start=first)
     ]
+
+
+# How the corpus's scans are scanned: resolution (dpi) and degradation, from a careful
+# flatbed to a phone held over the page; turned both ways, up to 2 degrees.
+SCANNERS: dict[str, tuple[int, Degradation]] = {
+    "office-150": (150, Degradation(angle=-1.2, blur=0.6, noise=0.10, jpeg_quality=55, seed=21)),
+    "flatbed-200": (200, Degradation(angle=1.9, blur=0.7, noise=0.12, jpeg_quality=60, seed=14)),
+    "copier-250": (250, Degradation(angle=0.8, blur=0.9, noise=0.08, jpeg_quality=70, seed=33)),
+    "phone-300": (300, Degradation(angle=-2.0, blur=1.1, noise=0.15, jpeg_quality=50, seed=45)),
+}
+
+
+def scan_jpegs(
+    pdf: Path, first: int, last: int, degradation: Degradation | None = None, *, dpi: int = 200
+) -> list[bytes]:
+    """Pages first..last of the PDF scanned at `dpi`: one JPEG file's bytes a page, with its
+    resolution recorded, as a scanner writes them into a folder."""
+    chosen = degradation or Degradation()
+    return [
+        scanned_jpeg(image, chosen, page_seed=number, dpi=dpi)
+        for number, image in enumerate(pages_render(pdf, first, last, dpi=dpi), start=first)
+    ]
+
+
+def scans_zip(jpegs: list[bytes], *, folder: str = "scans", first: int = 1) -> bytes:
+    """The scanned pages as a user uploads a folder of images: a zip of `folder/page-N.jpg`
+    (N from `first`, not zero-padded: the service orders them naturally)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as archive:
+        for number, jpeg in enumerate(jpegs, start=first):
+            archive.writestr(f"{folder}/page-{number}.jpg", jpeg)
+    return out.getvalue()
 
 
 def scans_pdf(images: list[Image.Image], *, dpi: int = 200) -> bytes:

@@ -109,9 +109,9 @@ PAPERS: dict[str, tuple[str, str, str]] = {
         "Quantum journal (quantumarticle, two-column): equations, theorems, figures, 5 pages",
     ),
     "revtex-aip": (
-        f"{_PUBLISHERS}/revtex/sample/aip/aipsamp.pdf",
+        f"{_PUBLISHERS}/revtex4-1/sample/aip/aipsamp.pdf",
         "texlive-publishers-doc",
-        "AIP Publishing (REVTeX 4.2): title footnotes, equations, wide tables, figures, 9 pages",
+        "AIP Publishing (REVTeX 4.1, two-column): title footnotes, equations, tables, figures, 6 pages",
     ),
     "revtex-aps": (
         f"{_PUBLISHERS}/revtex/sample/aps/apssamp.pdf",
@@ -128,10 +128,10 @@ PAPERS: dict[str, tuple[str, str, str]] = {
         "texlive-publishers-doc",
         "SEM International Modal Analysis Conference (IMAC): nomenclature, tables, figures, 3 pages",
     ),
-    "sageep": (
-        f"{_PUBLISHERS}/sageep/sample.pdf",
+    "revtex-aapm": (
+        f"{_PUBLISHERS}/revtex/sample/aapm/aapmsamp.pdf",
         "texlive-publishers-doc",
-        "EEGS SAGEEP proceedings: a table, a photograph, references, 3 pages",
+        "AAPM, Medical Physics (REVTeX 4.2): footnotes, equations, wide tables, figures, 6 pages",
     ),
     "tugboat": (
         f"{_PUBLISHERS}/tugboat/ltubguid.pdf",

@@ -14,6 +14,7 @@ The packages are installed by the test setup (scripts/lib.sh `system_tools_ensur
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import random
 import shutil
@@ -150,7 +151,8 @@ def _unpacked(name: str, installed: str, package: str) -> Path:
     source = Path(installed)
     if not source.exists():
         raise FileNotFoundError(f"{source} is missing: apt-get install {package} (scripts/lib.sh installs it)")
-    target = CACHE / f"{name}.pdf"
+    # The installed path in the name: a registry entry moved to another file is a new copy.
+    target = CACHE / f"{name}-{hashlib.sha256(installed.encode()).hexdigest()[:8]}.pdf"
     if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:
         CACHE.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".part")

@@ -8,12 +8,14 @@ words in reading order, `pdftohtml -xml` for positions, fonts, sizes and the out
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import subprocess
+import unicodedata
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,7 @@ MARKDOWN_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 PAGE_MARKER = re.compile(r"<!-- page (\d+) -->")
 ECHO_MARKER = re.compile(r"\[echo → [\w-]+\]\s?")
 MONOSPACE = re.compile(r"mono|monl|courier|typewriter|tt\d|code|consol|fixed", re.IGNORECASE)
+BOLD = re.compile(r"bold|black|heavy|medi|semibold|demi|cmbx|bx\d", re.IGNORECASE)
 LINE_END_HYPHEN = re.compile(r"([^\W\d_]+)-\n\s*([^\W\d_]+)")
 EDGE = 0.12  # the top and bottom 12% of a page: where running headers and footers sit
 ROW = 0.01  # lines whose tops are within 1% of the page's height stand in one row
@@ -43,6 +46,8 @@ class SourceLine:
     text: str
     size: float = 10.0
     mono: bool = False
+    bold: bool = False
+    column: int = 0  # on a page in columns, 1.. from the left; 0 for a line across them or a page in one
 
 
 def normalized(text: str) -> str:
@@ -125,8 +130,9 @@ def vocabulary(text: str) -> tuple[set[str], set[str]]:
 
 def source_lines_text(lines: Iterable[SourceLine]) -> str:
     """The lines as they are set on the page, one a line (poppler's pdftotext joins words
-    hyphenated at a line end itself; its -layout mode, which normalize reads, does not)."""
-    return "\n".join(line.text for line in sorted(lines, key=lambda line: (line.page, line.top)))
+    hyphenated at a line end itself; its -layout mode, which normalize reads, does not); a
+    page in columns column by column, after the lines across them (title, abstract)."""
+    return "\n".join(line.text for line in sorted(lines, key=lambda line: (line.page, line.column, line.top)))
 
 
 def hyphenations(source_text: str, known_words: set[str], compounds: set[str]) -> list[tuple[str, str]]:
@@ -244,6 +250,211 @@ def large_lines(lines: list[SourceLine], *, furniture: Mapping[int, list[str]]) 
     ]
 
 
+def words_kept(source_text: str, export_text: str, *, excluded_text: str = "") -> tuple[int, int]:
+    """(words of the export, words of the source less those of `excluded_text`, the running
+    headers and footers): their ratio is the words kept, 1.0 when the export has as many
+    words as the book (goal 0.9-1.1: a translation is a little longer or shorter)."""
+    source = Counter(words(source_text)) - Counter(words(excluded_text))
+    return len(words(export_text)), sum(source.values())
+
+
+# --- Reading order ------------------------------------------------------------------------
+
+# What a token loses at its ends before it is compared: punctuation that sits against a
+# word in running text (a sentence's full stop, brackets, quotes, emphasis marks).
+EDGE_PUNCTUATION = "\"'()[]{}<>.,;:!?*\u2018\u2019\u201c\u201d\u00ab\u00bb\u2026\u2013\u2014"
+IDENTIFIER_MARKS = re.compile(r"[_/\\=<>@#$%&+~|^]|::|->")
+INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+SENTENCE_ENDS = (".", "!", "?", ":")
+
+
+def invariant_tokens(text: str) -> list[str]:
+    """The tokens of a text that translation leaves as they are, in their order: the text
+    cut at white space, each piece's edge punctuation (EDGE_PUNCTUATION) taken off and the rest
+    put in Unicode's NFKC form, kept when it is
+    - a number or holds a digit (`2.1`, `1999`, `x86`, `3.4-1`);
+    - an identifier: it holds one of `_ / \\ = < > @ # $ % & + ~ | ^`, `::` or `->`
+      (`BZ_OK`, `/usr/bin`, `a->b`), a dot between two of its parts when one has two
+      letters or more (`bzlib.h`, `www.debian.org`; not `e.g`), starts with a hyphen
+      (`--leak-check`) or has a capital inside (`LaTeX`, `BibTeX`);
+    - an acronym: two to five capitals (`IEEE`, `ASME`, `PDF`);
+    - a name: a capitalised word (a capital, then lowercase letters) that does not start a
+      sentence: the text's first word, the word after one ending in `.`, `!`, `?` or `:`
+      and the first word after a blank line (a heading, an item) are not names.
+    Case is kept: a name is compared as it is written."""
+    found: list[str] = []
+    sentence_start = True
+    for line in text.splitlines():
+        if not line.strip():
+            sentence_start = True
+            continue
+        for piece in line.split():
+            token = unicodedata.normalize("NFKC", piece.strip(EDGE_PUNCTUATION))
+            if token and _invariant(token, sentence_start=sentence_start):
+                found.append(token)
+            if piece.strip(")]}\"'\u2019\u201d*"):
+                sentence_start = piece.rstrip(")]}\"'\u2019\u201d*").endswith(SENTENCE_ENDS)
+    return found
+
+
+def _invariant(token: str, *, sentence_start: bool) -> bool:
+    if any(character.isdigit() for character in token) or IDENTIFIER_MARKS.search(token):
+        return True
+    if "." in token.strip(".") and any(len(part) >= 2 for part in token.split(".")):
+        return True
+    if token.startswith("-") and token.lstrip("-")[:1].isalpha():
+        return True
+    if INNER_CAPITAL.search(token):
+        return True
+    letters = token.replace("-", "")
+    if letters.isalpha() and letters.isupper() and 2 <= len(letters) <= 5:
+        return True
+    return not sentence_start and letters.isalpha() and token[0].isupper() and token[1:].islower()
+
+
+def common_subsequence_length(first: Sequence[str], second: Sequence[str]) -> int:
+    """The length of a longest common subsequence of two token sequences (Hunt and
+    Szymanski: each token of `first` against its places in `second`, a longest increasing
+    run of those places; fast when tokens repeat little, as these do)."""
+    places: dict[str, list[int]] = {}
+    for index, token in enumerate(second):
+        places.setdefault(token, []).append(index)
+    ends: list[int] = []  # ends[k]: the smallest place in `second` a common run of k+1 tokens ends at
+    for token in first:
+        for place in reversed(places.get(token, ())):
+            at = bisect.bisect_left(ends, place)
+            if at == len(ends):
+                ends.append(place)
+            else:
+                ends[at] = place
+    return len(ends)
+
+
+def source_invariant_tokens(source_pages: Mapping[int, str], furniture: Mapping[int, list[str]]) -> list[str]:
+    """The invariant tokens of the source, page after page in pdftotext's reading order,
+    each page's running header and footer lines (`furniture_lines`) taken out: where a
+    furniture line's tokens stand together on the page, nearest the page's start or end."""
+    tokens: list[str] = []
+    for page in sorted(source_pages):
+        own = invariant_tokens(source_pages[page])
+        for line in furniture.get(page, []):
+            own = _run_removed(own, invariant_tokens(line))
+        tokens += own
+    return tokens
+
+
+def _run_removed(tokens: list[str], run: list[str]) -> list[str]:
+    if not run:
+        return tokens
+    starts = [at for at in range(len(tokens) - len(run) + 1) if tokens[at : at + len(run)] == run]
+    if not starts:
+        return tokens
+    at = min(starts, key=lambda start: min(start, len(tokens) - start - len(run)))
+    return tokens[:at] + tokens[at + len(run) :]
+
+
+def reading_order(source_tokens: Sequence[str], export_text: str) -> tuple[int, int]:
+    """(the source's invariant tokens that the export holds in the source's order, the
+    source's invariant tokens): a longest common subsequence of the source's tokens and the
+    export's (every token of the export that could be one of them, wherever it stands), so
+    1.0 of the source's is every token there and in order. A column read after the one it
+    follows, or a footnote spliced in elsewhere, leaves the shorter of the two runs out;
+    a token lost or changed is out; what the export adds costs nothing (furniture_leaks
+    counts that)."""
+    wanted = set(source_tokens)
+    exported = [token for token in _tokens(export_text) if token in wanted]
+    return common_subsequence_length(source_tokens, exported), len(source_tokens)
+
+
+def _tokens(text: str) -> list[str]:
+    return [unicodedata.normalize("NFKC", piece.strip(EDGE_PUNCTUATION)) for piece in text.split()]
+
+
+# --- Section numbers ----------------------------------------------------------------------
+
+# A heading's leading section number: `2`, `2.1`, `A.1` (a letter only with a number after
+# it), or a Roman numeral with its full stop (`IV.`); its own full stop is no part of it.
+SECTION_NUMBER = re.compile(
+    r"^(?P<number>(?:\d{1,2}|[A-Z])(?:\.\d{1,2})+|\d{1,2}|[IVX]{1,5}(?=\.))\.?\s+(?P<title>\S.*)$"
+)
+
+
+def numbered_headings(
+    lines: Sequence[SourceLine], outline: Iterable[tuple[int, str]], *, furniture: Mapping[int, list[str]]
+) -> list[tuple[str, str]]:
+    """The source's headings that start with a section number, as (number, title).
+
+    From the outline's entries (page, title) when there are any: an entry whose title
+    starts with a number, or whose page has a line that is a number and the entry's title
+    (or, else, starts with them: a heading run into its paragraph). Without an outline, from
+    the lines: a line of up to 15 words set wholly in bold or at least 15% larger than its
+    page's prose (lines in a monospace font aside), not furniture, that is a number and a title
+    starting with a capital, not ending with a number after a space (a contents line,
+    `5 Document Structure 3`, or a date); a Roman numeral only before a title in capitals
+    (`II. MATH AND EQUATIONS`: an author's initial, `V. G. Mitts`, is none)."""
+    entries = list(outline)
+    found: list[tuple[str, str]] = []
+    if entries:
+        for page, title in entries:
+            numbered = SECTION_NUMBER.match(title)
+            if numbered:
+                found.append((numbered["number"], numbered["title"]))
+                continue
+            key = _heading_key(title)
+            candidates = [
+                (match["number"], _heading_key(match["title"]))
+                for match in (SECTION_NUMBER.match(normalized(line.text)) for line in lines if line.page == page)
+                if match
+            ]
+            exact = [number for number, got in candidates if key and got == key]
+            run_in = [number for number, got in candidates if key and got.startswith(key)]
+            if exact or run_in:
+                found.append(((exact or run_in)[0], title))
+        return found
+    prose = {
+        page: body_size([line for line in lines if line.page == page and not line.mono])
+        for page in {line.page for line in lines}
+    }
+    for line in lines:
+        text = normalized(line.text)
+        match = SECTION_NUMBER.match(text)
+        if (
+            match
+            and (line.bold or line.size >= 1.15 * prose[line.page])
+            and len(text.split()) <= 15
+            and match["title"][:1].isupper()
+            and not re.search(r"\s\d+$", text)
+            and (match["number"][0].isdigit() or "." in match["number"] or match["title"].isupper())
+            and text not in furniture.get(line.page, [])
+        ):
+            found.append((match["number"], match["title"]))
+    return found
+
+
+def _titles_match(key: str, got: str) -> bool:
+    return key == got or key in got or got in key
+
+
+def section_numbers_kept(source_headings: Iterable[tuple[str, str]], export_headings: Iterable[str]) -> tuple[int, int]:
+    """(numbered source headings whose number and title are one heading of the export,
+    numbered source headings): `## 2 Template Overview` keeps "2" with "Template Overview";
+    a heading `## Template Overview` after a paragraph `2` does not. The number is compared
+    as it is (its full stop aside), the title as headings_found compares titles."""
+    present = []
+    for text in export_headings:
+        match = SECTION_NUMBER.match(normalized(text))
+        if match:
+            present.append((match["number"], _heading_key(match["title"])))
+    wanted = [(number, _heading_key(title)) for number, title in source_headings]
+    kept = sum(
+        1
+        for number, key in wanted
+        if key
+        and any(number == got_number and (key == got or key in got or got in key) for got_number, got in present if got)
+    )
+    return kept, len(wanted)
+
+
 # --- OCR ----------------------------------------------------------------------------------
 
 
@@ -303,14 +514,21 @@ def pdftohtml_read(pdf: Path, first: int, last: int) -> tuple[list[SourceLine], 
 def pdftohtml_lines(root: ElementTree.Element) -> list[SourceLine]:
     """The text runs of each page grouped into lines: a run that shares most of its height
     with the line so far is on it (a run in another font, a URL in a monospace font inside
-    prose or a footnote's mark, sits a little higher or lower). Its runs are read
-    left to right, a space between two where either has one at its edge or the gap is 3% of
-    the line's font size, as pdftotext spaces words (`bzip2` then `,` is `bzip2,`)."""
-    fonts: dict[str, tuple[float, bool]] = {}
+    prose or a footnote's mark, sits a little higher or lower), unless a column's gutter
+    lies between them (`page_gutters`: on a page in columns, the left column's line and the
+    right one's beside it are two lines). Its runs are read left to right, a space between
+    two where either has one at its edge or the gap is 3% of the line's font size, as
+    pdftotext spaces words (`bzip2` then `,` is `bzip2,`)."""
+    fonts: dict[str, tuple[float, bool, bool]] = {}
     lines: list[SourceLine] = []
     for page in root.iter("page"):
         for spec in page.iter("fontspec"):
-            fonts[spec.get("id", "")] = (float(spec.get("size", "0")), bool(MONOSPACE.search(spec.get("family", ""))))
+            family = spec.get("family", "")
+            fonts[spec.get("id", "")] = (
+                float(spec.get("size", "0")),
+                bool(MONOSPACE.search(family)),
+                bool(BOLD.search(family)),
+            )
         height = float(page.get("height", "1")) or 1.0
         runs = sorted(
             (
@@ -320,17 +538,23 @@ def pdftohtml_lines(root: ElementTree.Element) -> list[SourceLine]:
                     left=float(text.get("left", "0")),
                     right=float(text.get("left", "0")) + float(text.get("width", "0")),
                     text="".join(text.itertext()),
-                    size=fonts.get(text.get("font", ""), (0.0, False))[0],
-                    mono=fonts.get(text.get("font", ""), (0.0, False))[1],
+                    size=fonts.get(text.get("font", ""), (0.0, False, False))[0],
+                    mono=fonts.get(text.get("font", ""), (0.0, False, False))[1],
+                    bold=fonts.get(text.get("font", ""), (0.0, False, False))[2] or _bold_marked(text),
                 )
                 for text in page.iter("text")
             ),
             key=lambda run: (run.top + run.bottom) / 2,
         )
+        gutters = page_gutters(
+            [(run.left, run.right) for run in runs if run.text.strip()], float(page.get("width", "1")) or 1.0
+        )
         groups: list[list[_Run]] = []
         for run in runs:
-            if groups and _on_line(run, groups[-1]):
-                groups[-1].append(run)
+            # The line so far in the run's column (on a page in one column, the last line).
+            line = next((group for group in reversed(groups) if not _gutter_between(run, group, gutters)), None)
+            if line is not None and _on_line(run, line):
+                line.append(run)
             else:
                 groups.append([run])
         for group in groups:
@@ -348,9 +572,98 @@ def pdftohtml_lines(root: ElementTree.Element) -> list[SourceLine]:
                     text=text,
                     size=max(run.size for run in inked),
                     mono=all(run.mono for run in inked),
+                    bold=all(run.bold for run in inked),
+                    column=_column(inked[0].left, max(run.right for run in inked), gutters),
                 )
             )
     return lines
+
+
+def _bold_marked(text: ElementTree.Element) -> bool:
+    """Whether pdftohtml marks the run's whole text bold (`<text><b>...</b></text>`): it
+    knows a bold font that its family's name does not say (`CharisSIL`)."""
+    marked = "".join("".join(child.itertext()) for child in text if child.tag == "b")
+    return bool(marked.strip()) and marked.strip() == "".join(text.itertext()).strip()
+
+
+def page_gutters(spans: Sequence[tuple[float, float]], width: float) -> list[float]:
+    """The x of each gutter between a page's columns (none on a page in one column): an
+    upright strip in the middle three fifths of the page, with text on both sides of it
+    (each an eighth of the page's text at least, by the runs' widths), that runs cross
+    less than a third as much (a title, an abstract or a wide table crosses it; a single
+    column's lines almost all do), and with column-wide runs on both sides: an eighth of the
+    text in runs as wide as 60% of the space from the text's edge to the strip (from strip
+    to strip, on a page in three columns), so that a table's columns or a right-aligned tag
+    (`[Function]`) beside prose are no columns. One gutter a strip, at its middle."""
+    inked = [(left, right) for left, right in spans if right > left]
+    if len(inked) < 20:
+        return []
+    total = sum(right - left for left, right in inked)
+    steps = 120
+    strips: list[list[tuple[float, float]]] = []  # (x, how much crosses it) along each strip
+    previous = False
+    for step in range(steps + 1):
+        x = width * (0.2 + 0.6 * step / steps)
+        left_of = sum(right - left for left, right in inked if right <= x)
+        right_of = sum(right - left for left, right in inked if left >= x)
+        across = total - left_of - right_of
+        clear = min(left_of, right_of) >= total / 8 and across < min(left_of, right_of) / 2
+        if clear and previous:
+            strips[-1].append((x, across))
+        elif clear:
+            strips.append([(x, across)])
+        previous = clear
+    candidates = []
+    for strip in strips:  # the middle of the part of the strip that the least crosses
+        least = min(across for _, across in strip)
+        clearest = [x for x, across in strip if across <= least + 0.001 * total]
+        candidates.append((clearest[0] + clearest[-1]) / 2)
+    while candidates:  # a strip with no column on one side of it (a contents list's page numbers) is none
+        edges = [min(left for left, _ in inked), *candidates, max(right for _, right in inked)]
+        failed = next(
+            (
+                gutter
+                for index, gutter in enumerate(candidates)
+                if not _column_side(
+                    [(gutter - right, right - left) for left, right in inked if right <= gutter],
+                    gutter - edges[index],
+                    total,
+                )
+                or not _column_side(
+                    [(left - gutter, right - left) for left, right in inked if left >= gutter],
+                    edges[index + 2] - gutter,
+                    total,
+                )
+            ),
+            None,
+        )
+        if failed is None:
+            break
+        candidates.remove(failed)
+    return candidates
+
+
+def _column_side(runs: Sequence[tuple[float, float]], room: float, total: float) -> bool:
+    """Whether the runs on one side of a gutter, as (distance from it, width), are a
+    column's: an eighth of the page's text in runs as wide as 60% of the room (a column's
+    lines), or a quarter of the runs ending within a tenth of the room from the gutter (a
+    contents list's page numbers, set flush against it)."""
+    wide = sum(width for _, width in runs if width >= 0.6 * room)
+    flush = sum(1 for distance, _ in runs if distance <= 0.1 * room)
+    return wide >= total / 8 or (bool(runs) and flush >= len(runs) / 4)
+
+
+def _gutter_between(run: _Run, line: list[_Run], gutters: Sequence[float]) -> bool:
+    """Whether a gutter parts the run from the line: one lies wholly left of it, the other
+    wholly right."""
+    left, right = min(other.left for other in line), max(other.right for other in line)
+    return any((run.right <= gutter <= left) or (right <= gutter <= run.left) for gutter in gutters)
+
+
+def _column(left: float, right: float, gutters: Sequence[float]) -> int:
+    if not gutters or any(left < gutter < right for gutter in gutters):
+        return 0
+    return 1 + sum(1 for gutter in gutters if gutter <= left)
 
 
 @dataclass(frozen=True)
@@ -362,6 +675,7 @@ class _Run:
     text: str
     size: float
     mono: bool
+    bold: bool = False
 
 
 def _on_line(run: _Run, line: list[_Run]) -> bool:

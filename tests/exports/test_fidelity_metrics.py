@@ -3,13 +3,29 @@ what it says; and the corpus helpers on a real Debian book."""
 
 from __future__ import annotations
 
+import io
+import random
 import shutil
+import xml.etree.ElementTree as ElementTree
+import zipfile
+from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from bench import fidelity
 from bench.fidelity import SourceLine
-from tests.support.corpus import debian_pdf, pages_render, pdf_page_count, scan_pages
+from tests.support.corpus import (
+    PAPERS,
+    SCANNERS,
+    debian_pdf,
+    pages_render,
+    paper_pdf,
+    pdf_page_count,
+    scan_jpegs,
+    scan_pages,
+    scans_zip,
+)
 
 HEADER, FOOTER = 0.05, 0.95
 
@@ -136,6 +152,194 @@ def test_export_pages_split_a_markdown_export_at_its_page_markers_without_the_ec
     assert {number: fidelity.normalized(text) for number, text in pages.items()} == {1: "First page.", 2: "Second."}
 
 
+def test_words_kept_is_the_exports_words_over_the_sources_furniture_aside():
+    source, exported = "Cats: the cat sat. Cats: a cat.", "el gato se sentó, un gato"
+    assert fidelity.words_kept(source, exported, excluded_text="Cats Cats") == (6, 5)  # 1.2: longer
+
+
+# --- Reading order -------------------------------------------------------------------------
+
+
+def test_invariant_tokens_are_numbers_identifiers_acronyms_and_names_not_starting_a_sentence():
+    text = (
+        "The Debian FAQ. See Section 2.1 of the IEEE guide, e.g. the file bzlib.h in /usr/share at www.debian.org.\n"
+        "Run valgrind --leak-check=yes with LaTeX; call BZ2_bzCompress (Fig. 3).\n"
+        "Written by Susan and Bob.\n"
+        "\n"
+        "Introduction to Linux"
+    )
+    assert fidelity.invariant_tokens(text) == [
+        "Debian",  # "The" starts the text; "See", "Run", "Written" a sentence; "Introduction" a heading
+        "FAQ",
+        "Section",
+        "2.1",
+        "IEEE",
+        "bzlib.h",  # "e.g." is no identifier: its parts are single letters
+        "/usr/share",
+        "www.debian.org",
+        "--leak-check=yes",
+        "LaTeX",
+        "BZ2_bzCompress",
+        "Fig",
+        "3",
+        "Susan",
+        "Bob",
+        "Linux",
+    ]
+
+
+def test_common_subsequence_length_agrees_with_the_textbook_table_on_random_sequences():
+    chooser = random.Random(7)
+    for _ in range(300):
+        first = [chooser.choice("abcde") for _ in range(chooser.randrange(0, 12))]
+        second = [chooser.choice("abcdef") for _ in range(chooser.randrange(0, 12))]
+        table = [[0] * (len(second) + 1) for _ in range(len(first) + 1)]
+        for i, a in enumerate(first):
+            for j, b in enumerate(second):
+                table[i + 1][j + 1] = table[i][j] + 1 if a == b else max(table[i][j + 1], table[i + 1][j])
+        assert fidelity.common_subsequence_length(first, second) == table[-1][-1]
+
+
+LEFT_COLUMN = "Results for 2019 from Alice and the IEEE 754 unit on x86."
+RIGHT_COLUMN = "Then Bob measured 2020 with NASA data at 3.5 GHz on ARM64 and Intel i7 chips."
+
+
+def test_reading_order_is_whole_when_every_token_is_there_in_order_whatever_is_added():
+    tokens = fidelity.source_invariant_tokens({1: LEFT_COLUMN + "\n" + RIGHT_COLUMN}, {})
+    assert tokens == ["2019", "Alice", "IEEE", "754", "x86", "Bob", "2020", "NASA", "3.5", "ARM64", "Intel", "i7"]
+    exported = f"# Paper\n\n{LEFT_COLUMN}\n\nA leaked header 1999 by Carol.\n\n{RIGHT_COLUMN}"
+    assert fidelity.reading_order(tokens, exported) == (12, 12)
+
+
+def test_reading_order_loses_the_shorter_run_when_columns_are_read_in_the_wrong_order():
+    tokens = fidelity.source_invariant_tokens({1: LEFT_COLUMN + "\n" + RIGHT_COLUMN}, {})
+    found, total = fidelity.reading_order(tokens, f"{RIGHT_COLUMN}\n\n{LEFT_COLUMN}")
+    assert (found, total) == (7, 12)  # the right column's 7 tokens in order; the left column's 5 out of it
+
+
+def test_reading_order_counts_a_token_lost_or_changed_and_a_footnote_spliced_into_a_sentence():
+    tokens = fidelity.invariant_tokens("Version 2.1 of Valgrind runs on Linux and Darwin since 2004.")
+    assert tokens == ["2.1", "Valgrind", "Linux", "Darwin", "2004"]
+    assert fidelity.reading_order(tokens, "La versión 2.1 de Valgrind funciona en Linux desde 2004.") == (4, 5)
+    assert fidelity.reading_order(tokens, "Version 2,1 of Valgrind runs on Linux and Darwin since 2004.") == (4, 5)
+    # pdftotext reads a footnote at its column's foot; an export that splices it into the
+    # sentence it interrupts holds the sentence's end, or the note, out of order.
+    source = fidelity.invariant_tokens(
+        "Version 2.1 of Valgrind runs on Linux and Darwin since 2004.\n1 See Darwin, 2004."
+    )
+    assert source[5:] == ["1", "See", "Darwin", "2004"]
+    spliced = "Version 2.1 of Valgrind runs on Linux\n\n1 See Darwin, 2004.\n\nand Darwin since 2004."
+    assert fidelity.reading_order(source, spliced) == (7, 9)
+
+
+def test_the_sources_tokens_leave_each_pages_running_header_and_footer_out():
+    pages = {
+        1: "Journal of Things 12 (2020)\n\nWe used Python 3.11 here.\n\n1",
+        2: "Journal of Things 12 (2020)\n\nThen NumPy 2.0 there.\n\n2",
+    }
+    furniture = {1: ["Journal of Things 12 (2020)", "1"], 2: ["Journal of Things 12 (2020)", "2"]}
+    assert fidelity.source_invariant_tokens(pages, furniture) == ["Python", "3.11", "NumPy", "2.0"]
+    assert fidelity.source_invariant_tokens(pages, {})[:3] == ["Things", "12", "2020"]
+
+
+# --- Section numbers -----------------------------------------------------------------------
+
+
+def test_section_numbers_are_kept_only_where_number_and_title_are_one_heading():
+    source = [("1", "Introduction"), ("2", "Template Overview"), ("2.1", "Fonts"), ("A.1", "Proofs"), ("IV", "RESULTS")]
+    whole = (
+        "# Paper\n\n## 1 Introduction\n\n## 2. Template Overview\n\n### 2.1 Fonts\n\n## A.1 Proofs\n\n## IV. RESULTS\n"
+    )
+    assert fidelity.section_numbers_kept(source, fidelity.markdown_headings(whole)) == (5, 5)
+    parted = "# Paper\n\n## 1 Introduction\n\n2\n\n## Template Overview\n\n### 2.2 Fonts\n\nA.1 Proofs\n\n## RESULTS\n"
+    assert fidelity.section_numbers_kept(source, fidelity.markdown_headings(parted)) == (1, 5)
+
+
+def test_numbered_headings_come_from_the_outline_numbered_or_found_on_its_page():
+    lines = [
+        SourceLine(1, 0.2, "2 Template Overview", bold=True),
+        SourceLine(1, 0.4, "2.1 Fonts. The class loads the fonts it needs and sets them."),
+        SourceLine(2, 0.3, "Acknowledgments", bold=True),
+    ]
+    outline = [(1, "1 Introduction"), (1, "Template Overview"), (1, "Fonts"), (2, "Acknowledgments")]
+    assert fidelity.numbered_headings(lines, outline, furniture={}) == [
+        ("1", "Introduction"),
+        ("2", "Template Overview"),
+        ("2.1", "Fonts"),  # run into its paragraph
+    ]
+
+
+def test_numbered_headings_without_an_outline_are_bold_or_large_lines_with_a_number_and_a_title():
+    body = [SourceLine(1, 0.1 + n / 100, "Body text set in the body size, long enough to weigh.") for n in range(10)]
+    lines = [
+        *body,
+        SourceLine(1, 0.3, "3 Results and Discussion", bold=True),
+        SourceLine(1, 0.4, "3.1 Timings", size=12.0),
+        SourceLine(1, 0.5, "II. MATH AND EQUATIONS", bold=True),
+        SourceLine(1, 0.55, "V. G. Mitts, Louisiana State University", size=12.0),  # an author's initial
+        SourceLine(1, 0.6, "5 Document Structure 3", bold=True),  # a contents line
+        SourceLine(1, 0.65, "2. The author may give keywords", size=10.0),  # a list item in the body's size
+        SourceLine(1, 0.7, "4 the figures", bold=True),  # no capital
+        SourceLine(1, 0.95, "7 Journal of Things", bold=True),  # furniture
+    ]
+    assert fidelity.numbered_headings(lines, [], furniture={1: ["7 Journal of Things"]}) == [
+        ("3", "Results and Discussion"),
+        ("3.1", "Timings"),
+        ("II", "MATH AND EQUATIONS"),
+    ]
+
+
+# --- Columns -------------------------------------------------------------------------------
+
+
+def two_column_page(rows: int = 30) -> list[tuple[float, float]]:
+    """A page 600 wide: a title across it, then two columns of 250 with a gutter at 300."""
+    return [(150.0, 450.0), (200.0, 400.0)] + [(50.0, 290.0)] * rows + [(310.0, 550.0)] * rows
+
+
+def test_a_page_in_two_columns_has_one_gutter_between_them_though_a_title_crosses_it():
+    (gutter,) = fidelity.page_gutters(two_column_page(), 600.0)
+    assert 290 <= gutter <= 310
+
+
+def test_a_page_in_one_column_a_table_or_tags_beside_prose_have_no_gutter():
+    assert fidelity.page_gutters([(50.0, 550.0)] * 40, 600.0) == []
+    prose_and_tags = [(50.0, 550.0)] * 10 + [(50.0, 260.0)] * 20 + [(480.0, 550.0)] * 20  # `[Function]` tags
+    assert fidelity.page_gutters(prose_and_tags, 600.0) == []
+    table = [(50.0, 120.0)] * 20 + [(400.0, 440.0)] * 20
+    assert fidelity.page_gutters(table, 600.0) == []
+
+
+def test_a_page_in_three_columns_has_two_gutters():
+    spans = [(40.0, 190.0)] * 20 + [(210.0, 390.0)] * 20 + [(410.0, 560.0)] * 20
+    gutters = fidelity.page_gutters(spans, 600.0)
+    assert len(gutters) == 2
+    assert 190 <= gutters[0] <= 210
+    assert 390 <= gutters[1] <= 410
+
+
+def test_lines_beside_each_other_in_two_columns_are_two_lines_and_read_column_by_column():
+    texts = [
+        '<text top="{top}" left="50" width="240" height="12" font="0">left {n} ends with a hyphen-</text>',
+        '<text top="{top}" left="310" width="240" height="12" font="0">right {n} of the other column</text>',
+    ]
+    rows = "".join(text.format(top=100 + 14 * n, n=n) for n in range(15) for text in texts)
+    xml = (
+        '<pdf2xml><page number="1" height="800" width="600"><fontspec id="0" size="10" family="Times"/>'
+        '<text top="60" left="150" width="300" height="16" font="0"><b>A Title Across</b></text>'
+        f"{rows}</page></pdf2xml>"
+    )
+    lines = fidelity.pdftohtml_lines(ElementTree.fromstring(xml))  # noqa: S314 (our own text)
+    assert len(lines) == 31
+    assert lines[0].bold
+    assert lines[0].column == 0
+    assert {line.column for line in lines if line.text.startswith("left")} == {1}
+    assert {line.column for line in lines if line.text.startswith("right")} == {2}
+    text = fidelity.source_lines_text(lines).splitlines()
+    assert text[0] == "A Title Across"
+    assert text[15:17] == ["left 14 ends with a hyphen-", "right 0 of the other column"]
+
+
 needs_poppler = pytest.mark.skipif(shutil.which("pdftohtml") is None, reason="poppler-utils is not installed")
 
 
@@ -200,3 +404,31 @@ def test_the_source_text_holds_what_is_set_past_the_pages_right_edge():
     (page,) = fidelity.pdftotext_pages(debian_pdf("valgrind"), 59, 59)
     assert "_dl_sysinfo_int80 () from /lib/ld-linux.so.2" in page
     assert '"called from London") at prog.c:20' in page
+
+
+@needs_poppler
+def test_a_paper_of_the_corpus_is_set_in_two_columns_and_read_in_them():
+    if not Path(PAPERS["asmejour"][0]).exists():
+        pytest.skip("texlive-publishers-doc is not installed")
+    assert not any("acm" in installed.lower() for installed, _, _ in PAPERS.values())  # held back for acceptance
+    pdf = paper_pdf("asmejour")
+    assert pdf_page_count(pdf) == 7
+    lines, outline = fidelity.pdftohtml_read(pdf, 2, 2)
+    assert {line.column for line in lines} >= {1, 2}
+    assert ("4", "Tables and Figures") in fidelity.numbered_headings(lines, outline[5:7], furniture={})
+    (page,) = fidelity.pdftotext_pages(pdf, 2, 2)  # pdftotext's default mode reads a column after the other
+    assert page.index("Landscape figures and tables may be produced") < page.index("Capitalization of Titles")
+
+
+def test_scans_are_a_folder_of_jpeg_images_in_a_zip_at_their_resolution():
+    dpi, degradation = SCANNERS["phone-300"]
+    assert dpi == 300
+    assert abs(degradation.angle) <= 2
+    pdf = debian_pdf("bzip2")
+    jpegs = scan_jpegs(pdf, 9, 10, degradation, dpi=60)
+    assert jpegs == scan_jpegs(pdf, 9, 10, degradation, dpi=60)  # seeded: the same bytes on every run
+    archive = zipfile.ZipFile(io.BytesIO(scans_zip(jpegs, folder="bzip2", first=9)))
+    assert archive.namelist() == ["bzip2/page-9.jpg", "bzip2/page-10.jpg"]
+    with Image.open(io.BytesIO(archive.read("bzip2/page-10.jpg"))) as image:
+        assert image.format == "JPEG"
+        assert image.info["dpi"] == (60, 60)

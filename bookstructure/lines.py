@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bookstructure.columns import LineBox, Region, page_regions
 from core.markdown import code_span, markdown_escape
 
 Layout = Mapping[str, Any]
@@ -30,6 +31,14 @@ RECENT_LAYOUTS = 64
 # A listing's line may hold this share of its characters in another font and stay code.
 MONO_SHARE_MIN = 0.9
 _SUBSET_PREFIX = re.compile(r"^[A-Z]{6}\+")
+# A footnote's mark in a line (a number or a sign set smaller, glued to the word before it)
+# is kept in a line's Markdown between these (private-use characters), with the text to
+# show if no note of the page has that mark (`note_mark`); paragraphs.py makes it a
+# footnote reference or that text, so they never leave the structure layer.
+MARK_OPEN, MARK_SPLIT, MARK_CLOSE = "\ue000", "\ue001", "\ue002"
+MARK_SIZE = 0.85  # a mark is set at most this much of the size of the text before it
+_ONE_MARK = r"(?:\d{1,3}|[*\u2217\u2020\u2021\u00a7\u00b6?]{1,3})"
+_MARK = re.compile(f"{_ONE_MARK}(?:,\\s?{_ONE_MARK})*")
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,8 @@ class PageLine:
     mono: bool = False  # the line is set in a monospace font (see the module's docstring)
     markdown: str = ""  # its text as Markdown: prose escaped, monospace runs as `code`
     font: str = ""  # the font most of its prose is set in (no subset prefix; see _dominant_font); "" when unnamed
+    region: int = 0  # the part of the page it is read in (columns.py): its position in the page's reading order
+    column: int = 0  # that part's column (0-based), -1 for a part set across a page in columns
 
     @property
     def height(self) -> float:
@@ -76,11 +87,18 @@ def spans_text(spans: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
+def note_mark(mark: str, *, shown: str) -> str:
+    """A footnote's mark as a line's Markdown keeps it: `shown` unless a note of the page has it."""
+    return f"{MARK_OPEN}{mark}{MARK_SPLIT}{shown}{MARK_CLOSE}"
+
+
 def spans_markdown(spans: Sequence[Mapping[str, Any]]) -> str:
     """A line's text as Markdown: like `spans_text`, prose escaped and each run of
-    monospace spans one code span (an option, a command, an identifier set as code)."""
+    monospace spans one code span (an option, a command, an identifier set as code).
+    A footnote's mark glued to the word before it, in a smaller size, is a `note_mark`."""
     parts: list[str] = []
     code: list[str] = []
+    before = 0.0
 
     def code_close() -> None:
         if code:
@@ -92,6 +110,11 @@ def spans_markdown(spans: Sequence[Mapping[str, Any]]) -> str:
         if not text:
             continue
         gap = "" if span.get("glued") or not (parts or code) else " "
+        size = float(span.get("size") or 0.0)
+        if span.get("glued") and not code and _MARK.fullmatch(text) and 0 < size <= MARK_SIZE * before:
+            parts.append(note_mark(text, shown=markdown_escape(text)))
+            continue
+        before = size
         if span.get("mono"):
             if code:
                 code.append(gap + text)
@@ -133,39 +156,66 @@ def page_lines(layout: Layout, *, page: int) -> list[PageLine]:
 
 
 def _lines_read(layout: Layout) -> list[PageLine]:
-    """The page's lines, on page 0."""
+    """The page's lines, on page 0, in reading order (a page in columns column by column)."""
     page = 0
     lines: list[PageLine] = []
-    for block_index, block in enumerate(layout.get("blocks") or []):
-        block_lines: list[tuple[PageLine, float]] = []
-        for line_index, line in enumerate(block.get("lines") or []):
-            spans: Sequence[Mapping[str, Any]] = line.get("spans") or []
-            text = spans_text(spans)
-            if not text:
-                continue
-            x0, top, x1, bottom = (float(value) for value in line["bbox"])
-            size = max((float(span.get("size") or 0.0) for span in spans), default=0.0) or bottom - top
-            inked = [span for span in spans if str(span.get("text", "")).strip()]
-            block_lines.append(
-                (
-                    PageLine(
-                        ref=LineRef(page=page, block=block_index, line=line_index),
-                        x0=x0,
-                        top=top,
-                        x1=x1,
-                        bottom=bottom,
-                        text=text if _mono(inked) else " ".join(text.split()),
-                        size=size,
-                        bold=all(span.get("bold") for span in inked),
-                        mono=_mono(inked),
-                        markdown=spans_markdown(inked),
-                        font=_dominant_font(inked),
-                    ),
-                    _mono_share(inked),
-                )
+    blocks = layout.get("blocks") or []
+    for region_index, region in enumerate(_regions(layout)):
+        for block_index in region.blocks:
+            lines += _block_lines(
+                blocks[block_index], page=page, block_index=block_index, region=region_index, column=region.column
             )
-        lines += _listing_lines_kept(block_lines)
     return lines
+
+
+def _regions(layout: Layout) -> list[Region]:
+    boxes = [
+        [
+            LineBox(*_box(line["bbox"]), words=len(spans_text(line.get("spans") or []).split()))
+            for line in block.get("lines") or []
+        ]
+        for block in layout.get("blocks") or []
+    ]
+    return page_regions(boxes, width=float(layout.get("width") or 0.0))
+
+
+def _box(bbox: Sequence[Any]) -> tuple[float, float, float, float]:
+    x0, top, x1, bottom = (float(value) for value in bbox)
+    return x0, top, x1, bottom
+
+
+def _block_lines(block: Mapping[str, Any], *, page: int, block_index: int, region: int, column: int) -> list[PageLine]:
+    """The block's lines with their text, fonts and place."""
+    block_lines: list[tuple[PageLine, float]] = []
+    for line_index, line in enumerate(block.get("lines") or []):
+        spans: Sequence[Mapping[str, Any]] = line.get("spans") or []
+        text = spans_text(spans)
+        if not text:
+            continue
+        x0, top, x1, bottom = (float(value) for value in line["bbox"])
+        size = max((float(span.get("size") or 0.0) for span in spans), default=0.0) or bottom - top
+        inked = [span for span in spans if str(span.get("text", "")).strip()]
+        block_lines.append(
+            (
+                PageLine(
+                    ref=LineRef(page=page, block=block_index, line=line_index),
+                    x0=x0,
+                    top=top,
+                    x1=x1,
+                    bottom=bottom,
+                    text=text if _mono(inked) else " ".join(text.split()),
+                    size=size,
+                    bold=all(span.get("bold") for span in inked),
+                    mono=_mono(inked),
+                    markdown=spans_markdown(inked),
+                    font=_dominant_font(inked),
+                    region=region,
+                    column=column,
+                ),
+                _mono_share(inked),
+            )
+        )
+    return _listing_lines_kept(block_lines)
 
 
 def _mono(spans: Sequence[Mapping[str, Any]]) -> bool:

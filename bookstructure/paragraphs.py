@@ -36,7 +36,7 @@ from enum import StrEnum
 from itertools import pairwise
 
 from bookstructure.furniture import BookFurniture, furniture_detect
-from bookstructure.lines import Layout, LineRef, PageLine, page_lines
+from bookstructure.lines import MARK_CLOSE, MARK_OPEN, MARK_SPLIT, Layout, LineRef, PageLine, note_mark, page_lines
 from bookstructure.tables import Table, table_continues, tables_find
 from bookstructure.words import Vocabulary, WordList, hyphenation_resolve, vocabulary_collect
 from core.markdown import block_start_escape
@@ -52,7 +52,12 @@ FULL_PAGE_LINES = 5  # a page with fewer body lines takes the body's right edge 
 HEADING_MAX_CHARS = 160
 CODE_GAP_LINE_HEIGHTS = 2.5
 SUPERSCRIPT_SIZE = 0.85  # a line of only a number set this much smaller than the body is a footnote's mark
+NOTE_SIZE = 0.92  # a footnote is set at most this much of the body's size
+NOTES_MAX = 6  # footnotes at the foot of one column or page, at most (more: a list in small type)
+FIGURE_TEXT_WIDTH = 0.5  # of its column: every line of a figure's labels is narrower
+FIGURE_TEXT_LINES = 3
 ROW_OVERLAP = 0.5  # lines whose tops are within half a line height are one row of a listing
+ROW_JOIN_LINE_HEIGHTS = 2.0  # a line's part set apart by at most this much space (a section number, a justified word)
 
 _BULLETS = ("\u2022", "\u25e6", "\u25aa", "\u2023", "\u25cf", "\u25cb", "\u25a0", "\u25a1", "\u2013")
 _SENTENCE_END = re.compile("[.!?:\u3002\uff01\uff1f][\"'\u201d\u2019)\\]]*$")
@@ -65,6 +70,22 @@ _SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u207
 _LEADER_DOTS = re.compile(r"\s*(?:\.\s?){4,}\s*")
 _CODE_SPANS_MET = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
 _SECTION_NUMBER = re.compile(r"(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
+_CAPTION = re.compile(
+    r"(?:fig(?:ure)?|table|tab|algorithm|listing|scheme|chart|plate|exhibit)\.?\s*(?:\d+|[ivx]+|[a-z])(?:[.-]\d+)*\s*[.:|]",
+    re.IGNORECASE,
+)
+# A footnote's mark where the note starts: a number or a sign, then the note's text.
+_NOTE_START = re.compile(r"(\d{1,3}|[*\u2217\u2020\u2021\u00a7\u00b6?]{1,3})\s*(?=[^\s\d.,;:)\]])")
+_NOTE_LABELS = {
+    "*": "star",
+    "\u2217": "star",
+    "\u2020": "dagger",
+    "\u2021": "ddagger",
+    "\u00a7": "section",
+    "\u00b6": "pilcrow",
+    "?": "note",
+}
+_MARKED = re.compile(f"{MARK_OPEN}([^{MARK_SPLIT}]*){MARK_SPLIT}([^{MARK_CLOSE}]*){MARK_CLOSE}")
 
 
 class ParagraphKind(StrEnum):
@@ -73,6 +94,7 @@ class ParagraphKind(StrEnum):
     LIST_ITEM = "list_item"
     CODE = "code"
     TABLE = "table"
+    NOTE = "note"  # a footnote: a Markdown footnote's definition when its mark is found in the page's text
 
 
 @dataclass(frozen=True)
@@ -90,6 +112,7 @@ class Paragraph:
     markdown: str = ""  # the paragraph as a Markdown block (heading, list item, fenced code, prose)
     level: int = 0  # a heading's level (1-4)
     table: Table | None = None  # a table's cells and their lines
+    note: str = ""  # a footnote's mark (kind NOTE)
 
     @property
     def carried(self) -> bool:
@@ -174,15 +197,21 @@ def book_text_build(
     full_pages = [body for body in bodies if len(body) >= FULL_PAGE_LINES]
     book_right = statistics.median(max(line.x1 for line in body) for body in full_pages) if full_pages else 0.0
     drafts_by_page: list[list[_Draft]] = []
+    notes_by_page: list[list[_Note]] = []
     for body in bodies:
-        body_left = min((line.x0 for line in body), default=0.0)
-        body_right = max((line.x1 for line in body), default=0.0)
-        if len(body) < FULL_PAGE_LINES:
-            body_right = max(body_right, book_right)
-        drafts = [_Draft(lines=group, body_left=body_left, body_right=body_right) for group in _page_paragraphs(body)]
+        edges = _region_edges(body)
+        if len(edges) == 1 and len(body) < FULL_PAGE_LINES:
+            (region, (left, right)), *_ = edges.items()
+            edges[region] = (left, max(right, book_right))
+        drafts = [
+            _Draft(lines=group, body_left=edges[group[0].region][0], body_right=edges[group[0].region][1])
+            for group in _page_paragraphs(body)
+        ]
         for draft in drafts:
             draft.kind, draft.level = _kind(draft.lines, body_size=body_size)
-        drafts_by_page.append(_footnote_marks_placed(drafts, body_size=body_size))
+        drafts, notes = _notes_split(_footnote_marks_placed(drafts, body_size=body_size), body_size=body_size)
+        drafts_by_page.append(_columns_joined(drafts))
+        notes_by_page.append(notes)
 
     pages: list[PageText] = []
     carried_from: list[int | None] = [None] * len(layouts)
@@ -190,7 +219,7 @@ def book_text_build(
     open_table: tuple[int, int] | None = None  # (page, position) of a table that ends its page
     for index, drafts in enumerate(drafts_by_page):
         page_tables = tables[index]
-        table_first = bool(page_tables) and (not drafts or page_tables[0].top < drafts[0].lines[0].top)
+        table_first = bool(page_tables) and (not drafts or page_tables[0].place < _place(drafts[0]))
         if index in carried_in:
             carried_from[index] = carried_in[index]
             open_draft, open_table = None, None
@@ -206,29 +235,40 @@ def book_text_build(
             carried_from[index] = owner
             if not drafts and not page_tables:
                 continue  # the table goes on over the next page break too
-        elif open_draft is not None and drafts and not table_first and _continues(open_draft, drafts[0]):
+        elif (
+            open_draft is not None
+            and (following := _first_text(drafts)) is not None
+            and not (table_first and page_tables[0].place < _place(drafts[following]))
+            and _continues(open_draft, drafts[following])
+        ):
+            # The first text of the page (a figure's labels or a caption at its top aside).
             carried_from[index] = open_draft.lines[0].ref.page
-            open_draft.lines.extend(drafts[0].lines)
-            open_draft.body_left, open_draft.body_right = drafts[0].body_left, drafts[0].body_right
-            drafts = drafts[1:]
+            rest = drafts.pop(following)
+            open_draft.lines.extend(rest.lines)
+            open_draft.body_left, open_draft.body_right = rest.body_left, rest.body_right
             drafts_by_page[index] = drafts
             if not drafts and not page_tables:
                 continue
-        table_last = bool(page_tables) and (not drafts or page_tables[-1].top > drafts[-1].lines[0].top)
-        open_draft = drafts[-1] if drafts and not table_last else None
+        last = _last_text(drafts)
+        table_last = bool(page_tables) and (last is None or page_tables[-1].place > _place(drafts[last]))
+        open_draft = drafts[last] if last is not None and not table_last else None
         open_table = (index, len(page_tables) - 1) if table_last else None
 
     for index, drafts in enumerate(drafts_by_page):
-        placed = [(draft.lines[0].top, _paragraph(draft, vocabulary=vocabulary, words=words)) for draft in drafts]
-        placed.extend((table.top, _table_paragraph(table, page=index)) for table in tables[index])
+        placed = [(_place(draft), _paragraph(draft, vocabulary=vocabulary, words=words)) for draft in drafts]
+        placed.extend((table.place, _table_paragraph(table, page=index)) for table in tables[index])
+        ordered = [paragraph for _, paragraph in sorted(placed, key=lambda item: item[0])]
+        page_notes = [_note_paragraph(note, vocabulary=vocabulary, words=words) for note in notes_by_page[index]]
         pages.append(
-            PageText(
-                page=index,
-                paragraphs=tuple(paragraph for _, paragraph in sorted(placed, key=lambda item: item[0])),
-                carried_from=carried_from[index],
-            )
+            PageText(page=index, paragraphs=tuple(notes_linked(ordered, page_notes)), carried_from=carried_from[index])
         )
     return BookText(pages=tuple(pages))
+
+
+def _place(draft: _Draft) -> tuple[int, float]:
+    """Where a draft starts in its page's reading order (its part of the page, its top)."""
+    first = draft.lines[0]
+    return first.region, first.top
 
 
 def lines_join(texts: Sequence[str], *, vocabulary: Vocabulary, words: WordList) -> str:
@@ -240,7 +280,13 @@ def lines_join(texts: Sequence[str], *, vocabulary: Vocabulary, words: WordList)
             text = line
             continue
         head, tail = text.rsplit(" ", 1)[-1], line.split(" ", 1)[0]
-        if _url_continues(head.strip("`").lstrip("([{<\"'`"), tail.strip("`")):
+        if line.startswith(MARK_OPEN):  # a footnote's mark set at the head of the next line
+            text += line
+        elif head.endswith(tuple(f"{hyphen}`" for hyphen in _HYPHENS)) and tail.startswith("`") and len(head) > 2:
+            # An option or identifier set as code and broken after its hyphen is one code
+            # span, the hyphen its own (`--show-leak-` + `kinds` -> `--show-leak-kinds`).
+            text = text[:-1] + line[1:]
+        elif _url_continues(head.strip("`").lstrip("([{<\"'`"), tail.strip("`")):
             # A URL broken at a line end is one URL (one code span when set as code).
             glued = head.endswith("`") and tail.startswith("`") and not head.endswith("``")
             text = text[:-1] + line[1:] if glued else text + line
@@ -263,6 +309,186 @@ def _url_continues(head: str, tail: str) -> bool:
     )
 
 
+@dataclass
+class _Note:
+    """A footnote at the foot of a column or page: its mark, its label (the mark made a
+    Markdown footnote label) and its lines (the first starting with the mark)."""
+
+    mark: str
+    label: str
+    lines: list[PageLine]
+
+
+def _region_edges(body: Sequence[PageLine]) -> dict[int, tuple[float, float]]:
+    """The left and right edges of each part of the page (a column) its body lines are in."""
+    edges: dict[int, tuple[float, float]] = {}
+    for line in body:
+        left, right = edges.get(line.region, (line.x0, line.x1))
+        edges[line.region] = (min(left, line.x0), max(right, line.x1))
+    return edges or {0: (0.0, 0.0)}
+
+
+def _is_float(draft: _Draft) -> bool:
+    """Whether a draft stands outside the run of the text: a caption (`Figure 2:`, `TABLE
+    1.`), or a figure's labels (a few short lines, no sentence)."""
+    if draft.kind is ParagraphKind.HEADING:
+        return False
+    if _CAPTION.match(draft.lines[0].text):
+        return True
+    width = max(draft.body_right - draft.body_left, 1.0)
+    return (
+        len(draft.lines) <= FIGURE_TEXT_LINES
+        and all(line.x1 - line.x0 < FIGURE_TEXT_WIDTH * width for line in draft.lines)
+        and not any(_SENTENCE_END.search(line.text) for line in draft.lines)
+        and draft.kind is not ParagraphKind.LIST_ITEM
+    )
+
+
+def _first_text(drafts: Sequence[_Draft]) -> int | None:
+    """The first draft that is text (not a float), when only floats stand before it."""
+    return next((index for index, draft in enumerate(drafts) if not _is_float(draft)), None)
+
+
+def _last_text(drafts: Sequence[_Draft]) -> int | None:
+    """The last draft that is text, when only floats stand after it."""
+    return next((index for index in range(len(drafts) - 1, -1, -1) if not _is_float(drafts[index])), None)
+
+
+def _columns_joined(drafts: list[_Draft]) -> list[_Draft]:
+    """A paragraph that a column ends is joined by the rest of it at the head of the next
+    column (a figure's labels or a caption between them aside), as a page's last paragraph
+    is carried on to the next page."""
+    joined: list[_Draft] = []
+    for draft in drafts:
+        region = draft.lines[0].region
+        last = _last_text(joined)
+        previous = joined[last] if last is not None else None
+        if (
+            last is not None
+            and previous is not None
+            and previous.lines[-1].region < region
+            and not any(not _is_float(other) and other.lines[0].region == region for other in joined[last + 1 :])
+            and not _is_float(draft)
+            and _continues(previous, draft)
+        ):
+            previous.lines.extend(draft.lines)
+            previous.body_left, previous.body_right = draft.body_left, draft.body_right
+            continue
+        joined.append(draft)
+    return joined
+
+
+def _notes_split(drafts: list[_Draft], *, body_size: float) -> tuple[list[_Draft], list[_Note]]:
+    """The page's drafts without its footnotes, and its footnotes: at the foot of a column
+    (or of the page), after the text, set smaller than the body, each starting with its
+    mark (a number or a sign); a note's lines that do not start with a mark go on the note
+    before them. A column set wholly in small type (a list of references) has none."""
+    notes: list[_Note] = []
+    kept: list[_Draft] = []
+    regions: dict[int, list[_Draft]] = {}
+    for draft in drafts:
+        regions.setdefault(draft.lines[0].region, []).append(draft)
+    for region_drafts in regions.values():
+        start = len(region_drafts)
+        while start > 0 and _small(region_drafts[start - 1], body_size=body_size):
+            start -= 1
+        foot = region_drafts[start:]
+        found = _notes_read(foot) if start > 0 and region_drafts[start - 1].kind is not ParagraphKind.HEADING else []
+        if found and len(found) <= NOTES_MAX:
+            notes.extend(found)
+            kept.extend(region_drafts[:start])
+        else:
+            kept.extend(region_drafts)
+    kept.sort(key=lambda draft: (draft.lines[0].region, drafts.index(draft)))
+    return kept, notes
+
+
+def _small(draft: _Draft, *, body_size: float) -> bool:
+    return (
+        body_size > 0
+        and draft.kind in (ParagraphKind.PARAGRAPH, ParagraphKind.LIST_ITEM)
+        and max(line.size for line in draft.lines) <= NOTE_SIZE * body_size
+    )
+
+
+def _notes_read(foot: Sequence[_Draft]) -> list[_Note]:
+    """The notes of a column's foot, or none when its first line starts with no mark."""
+    notes: list[_Note] = []
+    for line in (line for draft in foot for line in draft.lines):
+        start = _NOTE_START.match(line.text)
+        if start is not None and (notes or line is foot[0].lines[0]):
+            mark = start.group(1)
+            notes.append(_Note(mark=mark, label=_note_label(mark), lines=[line]))
+        elif notes:
+            notes[-1].lines.append(line)
+        else:
+            return []
+    return notes
+
+
+def _note_label(mark: str) -> str:
+    """A Markdown footnote label for a mark: a number as it is, a sign by its name (twice: `dagger2`)."""
+    if mark.isdigit():
+        return mark
+    name = _NOTE_LABELS.get(mark[0], "note")
+    return name if len(mark) == 1 else f"{name}{len(mark)}"
+
+
+def _note_paragraph(note: _Note, *, vocabulary: Vocabulary, words: WordList) -> Paragraph:
+    first, *rest = note.lines
+    head = first.markdown or first.text
+    start = _NOTE_START.match(_MARKED.sub(lambda found: found.group(2), head))
+    body = head
+    if start is not None:
+        # The mark leaves the note's text: a footnote's definition carries it as its label.
+        plain = _MARKED.sub(lambda found: found.group(2), head)
+        body = plain[start.end() :] if plain.startswith(start.group(0)) else head
+    texts = [body, *(line.markdown or line.text for line in rest)]
+    inline = _CODE_SPANS_MET.sub(" ", lines_join(texts, vocabulary=vocabulary, words=words))
+    text = lines_join([line.text for line in note.lines], vocabulary=vocabulary, words=words)
+    return Paragraph(
+        text=text,
+        kind=ParagraphKind.NOTE,
+        page=first.ref.page,
+        end_page=note.lines[-1].ref.page,
+        lines=tuple(line.ref for line in note.lines),
+        markdown=f"[^{note.label}]: {inline}",
+        level=0,
+        note=note.mark,
+    )
+
+
+def notes_linked(paragraphs: Sequence[Paragraph], notes: Sequence[Paragraph]) -> list[Paragraph]:
+    """The page's paragraphs, then its notes: a footnote's mark in the text becomes a
+    reference to the page's note with that mark (`[^4]`), glued to a word or a sign and
+    not followed by a letter or digit (a subscript is not a mark); a note whose mark is
+    found nowhere is a paragraph that starts with its mark, as the page shows it. Marks
+    without a note read as the page sets them."""
+    labels = {note.note: note.markdown[2 : note.markdown.index("]")] for note in notes}
+    linked: set[str] = set()
+
+    def link(found: re.Match[str]) -> str:
+        marks, shown = found.group(1).split(","), found.group(2)
+        after = found.string[found.end() : found.end() + 1]
+        before = found.string[found.start() - 1 : found.start()] if found.start() else ""
+        glued = before.strip() and not before.isdigit() and not after.isalnum()
+        if not glued or not any(mark.strip() in labels for mark in marks):
+            return shown
+        linked.update(mark.strip() for mark in marks)
+        # Marks set together ("1,3") each refer to their note; a mark without one stays as set.
+        return ",".join(f"[^{labels[mark.strip()]}]" if mark.strip() in labels else mark for mark in marks)
+
+    result = [replace(paragraph, markdown=_MARKED.sub(link, paragraph.markdown)) for paragraph in paragraphs]
+    for note in notes:
+        if note.note in linked:
+            result.append(note)
+        else:
+            text = note.markdown[note.markdown.index("]: ") + 3 :]
+            shown = block_start_escape(f"{note.note} {text}")
+            result.append(replace(note, kind=ParagraphKind.PARAGRAPH, markdown=shown))
+    return result
+
+
 def _footnote_marks_placed(drafts: list[_Draft], *, body_size: float) -> list[_Draft]:
     """A footnote's mark that the PDF sets on a line of its own (a small number) ends the
     paragraph before it, as a superscript (``toys :-)`` + ``1`` -> ``toys :-) ¹``)."""
@@ -272,7 +498,8 @@ def _footnote_marks_placed(drafts: list[_Draft], *, body_size: float) -> list[_D
         mark = not rest and _FOOTNOTE_MARK.fullmatch(line.text) and line.size < SUPERSCRIPT_SIZE * body_size
         if mark and placed and placed[-1].kind is ParagraphKind.PARAGRAPH:
             superscript = line.text.translate(_SUPERSCRIPT_DIGITS)
-            placed[-1].lines.append(replace(line, text=superscript, markdown=superscript))
+            marked = note_mark(line.text, shown=superscript)
+            placed[-1].lines.append(replace(line, text=superscript, markdown=marked))
         else:
             placed.append(draft)
     return placed
@@ -401,7 +628,7 @@ def _page_paragraphs(body: list[PageLine]) -> list[list[PageLine]]:
     for line in body:
         blocks.setdefault(line.ref.block, []).append(line)
     paragraphs: list[list[PageLine]] = []
-    for lines in blocks.values():
+    for lines in _rows_joined(blocks).values():
         for run in _runs_by_font(lines):
             if run[0].mono:
                 if paragraphs and paragraphs[-1][-1].mono and _adjacent(paragraphs[-1], run):
@@ -414,6 +641,45 @@ def _page_paragraphs(body: list[PageLine]) -> list[list[PageLine]]:
                     paragraphs[-1].extend(found.pop(0))
                 paragraphs.extend(found)
     return paragraphs
+
+
+def _rows_joined(blocks: dict[int, list[PageLine]]) -> dict[int, list[PageLine]]:
+    """The blocks, a block of one line that goes on a line of another block (on its row,
+    right after it, in its part of the page) put into that block after that line: poppler
+    parts a line at a wide space, so a section's number and its title ("2" "Template
+    Overview") or a justified heading's words stand in blocks of their own."""
+    joined = {block: list(lines) for block, lines in blocks.items()}
+    owner = {line.ref: block for block, lines in blocks.items() for line in lines}
+    for block, lines in blocks.items():
+        if len(lines) != 1 or lines[0].mono or block not in joined:
+            continue
+        line = lines[0]
+        host = _row_host(line, [other for key, others in joined.items() if key != block for other in others])
+        if host is not None:
+            target = joined[owner[host.ref]]
+            target.insert(target.index(host) + 1, line)
+            owner[line.ref] = owner[host.ref]
+            del joined[block]
+    return joined
+
+
+def _row_host(line: PageLine, others: Sequence[PageLine]) -> PageLine | None:
+    """The line that `line` goes on: on its row (sharing most of the smaller height), in
+    its part of the page, ending at most ROW_JOIN_LINE_HEIGHTS before it, nothing between."""
+    best: PageLine | None = None
+    for other in others:
+        height = min(line.height, other.height)
+        shared = min(line.bottom, other.bottom) - max(line.top, other.top)
+        gap = line.x0 - other.x1
+        if (
+            other.region == line.region
+            and not other.mono
+            and shared >= ROW_OVERLAP * max(height, 1.0)
+            and -0.5 <= gap <= ROW_JOIN_LINE_HEIGHTS * max(line.height, other.height, 1.0)
+            and (best is None or other.x1 > best.x1)
+        ):
+            best = other
+    return best
 
 
 def _item_wrapped(item: list[PageLine], lines: list[PageLine]) -> bool:
@@ -436,9 +702,16 @@ def _item_wrapped(item: list[PageLine], lines: list[PageLine]) -> bool:
 def _runs_by_font(lines: list[PageLine]) -> list[list[PageLine]]:
     """A block's lines cut where monospace lines start or end, and where the font size changes."""
     runs: list[list[PageLine]] = [[lines[0]]]
-    for previous, line in pairwise(lines):
+    previous = lines[0]
+    for line in lines[1:]:
+        if _FOOTNOTE_MARK.fullmatch(line.text) and line.size < SUPERSCRIPT_SIZE * previous.size and not previous.mono:
+            # A footnote's mark the PDF set as a line of its own inside a paragraph.
+            superscript = line.text.translate(_SUPERSCRIPT_DIGITS)
+            runs[-1].append(replace(line, text=superscript, markdown=note_mark(line.text, shown=superscript)))
+            continue
         resized = abs(line.size - previous.size) > FONT_SIZE_CHANGE * max(line.size, previous.size)
-        if line.mono != previous.mono or resized:
+        previous_line, previous = previous, line
+        if line.mono != previous_line.mono or resized:
             runs.append([line])
         else:
             runs[-1].append(line)
@@ -457,7 +730,12 @@ def _adjacent(listing: list[PageLine], run: list[PageLine]) -> bool:
 def _block_paragraphs(lines: list[PageLine]) -> list[list[PageLine]]:
     left = min(line.x0 for line in lines)
     right = max(line.x1 for line in lines)
-    pitches = [current.top - previous.top for previous, current in pairwise(lines)]
+    # Lines on one row (a line poppler parted, joined back by `_rows_joined`) give no pitch.
+    pitches = [
+        current.top - previous.top
+        for previous, current in pairwise(lines)
+        if current.top - previous.top > ROW_OVERLAP * max(previous.height, 1.0)
+    ]
     pitch = statistics.median(pitches) if len(pitches) >= 2 else None
     paragraphs: list[list[PageLine]] = [[lines[0]]]
     for index in range(1, len(lines)):

@@ -98,6 +98,12 @@ class Table:
     header: bool
     cells: tuple[tuple[Cell, ...], ...] = ()
     repeats: tuple[tuple[Cell, ...], ...] = ()  # its header row's cells as each next page repeats it
+    region: int = 0  # the part of its page it stands in (a column of a page in columns: `PageLine.region`)
+
+    @property
+    def place(self) -> tuple[int, float]:
+        """Where it stands in its page's reading order."""
+        return self.region, self.top
 
     @property
     def columns(self) -> int:
@@ -116,6 +122,7 @@ class Table:
             header=self.header,
             cells=self.cells + cells,
             repeats=self.repeats + (rest.cells[:1] if repeated else ()) + rest.repeats,
+            region=self.region,
         )
 
     def moved(self, pages: int) -> Table:
@@ -168,10 +175,15 @@ def tables_find(layout: Layout, *, page: int) -> list[Table]:
         return []
     fonts = _line_fonts(layout)
     tables: list[Table] = []
-    for run in _candidate_runs(_bands(lines)):
-        table = _table_read(run, fonts=fonts)
-        if table is not None:
-            tables.append(table)
+    # A page in columns: each column (and each part set across the page) on its own.
+    regions: dict[int, list[PageLine]] = {}
+    for line in lines:
+        regions.setdefault(line.region, []).append(line)
+    for region, region_lines in sorted(regions.items()):
+        for run in _candidate_runs(_bands(region_lines)):
+            table = _table_read(run, fonts=fonts)
+            if table is not None:
+                tables.append(replace(table, region=region))
     return tables
 
 

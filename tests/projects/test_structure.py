@@ -527,7 +527,7 @@ def test_a_footnote_mark_on_a_line_of_its_own_ends_its_paragraph_as_a_superscrip
 
     (page,) = book_text_build([layout], words=NO_WORDS, furniture=furniture_detect([])).pages
 
-    assert page.markdown == "Sid destroyed toys :-) \u00b9\n\nMore body text follows here."
+    assert page.markdown == "Sid destroyed toys :-)\u00b9\n\nMore body text follows here."
 
 
 def test_contents_entries_are_one_paragraph_each_their_leaders_one_ellipsis() -> None:

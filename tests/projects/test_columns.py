@@ -1,0 +1,257 @@
+"""Pages in columns and the parts of a paper (bookstructure/columns.py, paragraphs.py):
+reading order from the page's geometry, paragraphs joined over a column break, tables
+found within a column, section numbers kept with their titles, footnotes as notes.
+
+Hand-made layouts pin each rule; real sample papers of publishers' templates
+(texlive-publishers-doc, tests/support/corpus.py `paper_pdf`) and the single-column Debian
+manuals check them on pages nobody here wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import pytest
+
+from bookstructure.book import pages_structure
+from bookstructure.columns import LineBox, page_regions
+from bookstructure.lines import page_lines, spans_text
+from bookstructure.paragraphs import ParagraphKind, book_text_build
+from bookstructure.words import word_list
+from projects.intake.layout import pdf_layouts
+from tests.support.corpus import debian_pdf, paper_pdf, pdf_page_count
+
+NO_WORDS: frozenset[str] = frozenset()
+PROSE = "the quick brown fox jumps over the lazy dog and runs on"  # 12 words, set to a column's measure
+Span = dict[str, Any]
+
+
+def _span(text: str, *, size: float = 10.0, mono: bool = False, glued: bool = False) -> Span:
+    span: Span = {"text": text, "font": "Courier" if mono else "Times-Roman", "size": size, "bold": False}
+    span.update({"italic": False, "mono": mono})
+    if glued:
+        span["glued"] = True
+    return span
+
+
+def _block(*lines: tuple[float, float, float, Sequence[Span]], height: float = 12.0) -> dict[str, Any]:
+    return {
+        "bbox": [min(x0 for x0, *_ in lines), lines[0][1], max(x1 for _, _, x1, _ in lines), lines[-1][1] + height],
+        "lines": [{"bbox": [x0, top, x1, top + height], "spans": list(spans)} for x0, top, x1, spans in lines],
+    }
+
+
+def _column(x0: float, x1: float, top: float, texts: Sequence[str]) -> dict[str, Any]:
+    """A block of prose lines set to the measure x0..x1 from `top`, 14 points apart."""
+    return _block(*((x0, top + 14 * index, x1, [_span(text)]) for index, text in enumerate(texts)))
+
+
+def _page(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"version": 1, "source": "pdf", "width": 612.0, "height": 792.0, "blocks": list(blocks)}
+
+
+def _texts(layout: dict[str, Any]) -> list[str]:
+    return [line.text for line in page_lines(layout, page=0)]
+
+
+def test_a_page_in_two_columns_is_read_column_by_column() -> None:
+    left = [f"left {number} {PROSE}" for number in range(12)]
+    right = [f"right {number} {PROSE}" for number in range(12)]
+    # poppler's blocks come row by row: a block of each column, in turns.
+    layout = _page(
+        _column(72, 296, 100, left[:6]),
+        _column(316, 540, 100, right[:6]),
+        _column(72, 296, 200, left[6:]),
+        _column(316, 540, 200, right[6:]),
+    )
+
+    assert _texts(layout) == left + right
+
+
+def test_a_part_across_the_page_between_two_runs_of_columns_splits_the_flow_there() -> None:
+    wide = "A FIGURE CAPTION SET ACROSS THE WHOLE PAGE BETWEEN THE TWO RUNS OF COLUMNS"
+    layout = _page(
+        _column(72, 540, 60, ["A Title Set Across The Page Above The Columns Of The Paper"]),
+        _column(72, 296, 100, [f"upper left {PROSE}"] * 8),
+        _column(316, 540, 100, [f"upper right {PROSE}"] * 8),
+        _column(72, 540, 230, [wide]),
+        _column(72, 296, 260, [f"lower left {PROSE}"] * 8),
+        _column(316, 540, 260, [f"lower right {PROSE}"] * 8),
+    )
+
+    order = [text.split(" the ")[0] for text in _texts(layout)]
+
+    assert order == [
+        "A Title Set Across The Page Above The Columns Of The Paper",
+        *["upper left"] * 8,
+        *["upper right"] * 8,
+        wide,
+        *["lower left"] * 8,
+        *["lower right"] * 8,
+    ]
+
+
+def test_three_columns_are_read_left_to_right() -> None:
+    texts = {name: [f"{name} {number} {PROSE}" for number in range(10)] for name in ("one", "two", "three")}
+    layout = _page(
+        _column(400, 540, 100, texts["three"]),
+        _column(72, 212, 100, texts["one"]),
+        _column(236, 376, 100, texts["two"]),
+    )
+
+    assert _texts(layout) == texts["one"] + texts["two"] + texts["three"]
+
+
+def test_a_table_or_a_margin_of_notes_on_a_one_column_page_makes_no_columns() -> None:
+    prose = _column(72, 540, 60, [f"{PROSE} {PROSE}"] * 5)
+    # A two-column table of short cells, and headings set in the left margin beside the text.
+    table = [_column(72, 200, 140, [f"cell {number}" for number in range(8)]), _column(300, 420, 140, ["9"] * 8)]
+    margin = [_column(72, 150, 280, ["Heading", "Other"]), _column(170, 540, 280, [f"{PROSE} {PROSE}"] * 12)]
+
+    for layout in (_page(prose, *table), _page(prose, *margin)):
+        boxes = [
+            [LineBox(*line["bbox"], len(spans_text(line["spans"]).split())) for line in block["lines"]]
+            for block in layout["blocks"]
+        ]
+        (region,) = page_regions(boxes, width=612.0)
+        assert region.columns == 1
+        assert region.blocks == tuple(range(len(layout["blocks"])))
+
+
+@pytest.mark.parametrize("name", ["debian-faq", "bzip2", "valgrind", "shared-mime-info"])
+def test_the_single_column_manuals_have_no_page_in_columns(name: str) -> None:
+    pdf = debian_pdf(name)
+    last = min(pdf_page_count(pdf), 80)
+    in_columns = [
+        number
+        for number, layout in enumerate(pdf_layouts(pdf, first=1, last=last), start=1)
+        if any(line.column != 0 for line in page_lines(layout, page=number))
+    ]
+
+    assert in_columns == []
+
+
+def test_a_paragraph_a_column_ends_goes_on_at_the_head_of_the_next_column() -> None:
+    left = [f"{PROSE} line {number}" for number in range(8)] + [f"{PROSE} and the sentence runs on"]
+    right = [f"past the column break {PROSE}", "and ends here."]
+    layout = _page(
+        _column(72, 296, 100, left),
+        _column(316, 540, 100, right),
+        _column(316, 540, 140, [f"Another {PROSE}."] * 7),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    first = page.paragraphs[0].text
+    assert first.endswith("the sentence runs on past the column break " + PROSE + " and ends here.")
+    assert len([paragraph for paragraph in page.paragraphs if "column break" in paragraph.text]) == 1
+
+
+def test_a_section_number_set_apart_from_its_title_is_one_heading() -> None:
+    heading = [_span("2", size=14.0)], [_span("Template Overview", size=14.0)]
+    layout = _page(
+        _block((72, 80, 80, heading[0]), height=16),
+        _block((92, 80, 240, heading[1]), height=16),
+        _column(72, 540, 110, [f"{PROSE} {PROSE}"] * 6),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    assert page.paragraphs[0].kind is ParagraphKind.HEADING
+    assert page.markdown.startswith("## 2 Template Overview\n\n")
+
+
+def test_an_option_broken_after_its_hyphen_is_one_code_span() -> None:
+    layout = _page(
+        _block(
+            (72, 100, 540, [_span("Use the"), _span("--show-leak-", mono=True)]),
+            (72, 114, 540, [_span("kinds=all", mono=True), _span("option to see every kind of leak.")]),
+        ),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    assert page.markdown == "Use the `--show-leak-kinds=all` option to see every kind of leak."
+
+
+def test_a_footnote_is_a_note_its_mark_in_the_text_a_reference() -> None:
+    text = [
+        (72, 100, 540, [_span(f"{PROSE} {PROSE} and a"), _span("word", size=10.0)]),
+        (72, 114, 540, [_span("with a note"), _span("4", size=7.0, glued=True), _span(f"in it {PROSE} {PROSE}.")]),
+        (72, 128, 300, [_span("The paragraph ends here.")]),
+    ]
+    note = (
+        72,
+        700,
+        540,
+        [_span("4", size=6.0), _span("The note set at the foot of the page, in small type.", size=8.0)],
+    )
+    layout = _page(_block(*text), _column(72, 540, 150, [f"{PROSE} {PROSE}."] * 6), _block(note, height=9))
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    *body, last = page.paragraphs
+    assert "with a note[^4] in it" in body[0].markdown
+    assert last.kind is ParagraphKind.NOTE
+    assert last.markdown == "[^4]: The note set at the foot of the page, in small type."
+    assert all("foot of the page" not in paragraph.text for paragraph in body)
+
+
+def test_small_digits_that_no_note_has_are_left_as_the_page_sets_them() -> None:
+    layout = _page(
+        _block(
+            (
+                72,
+                100,
+                540,
+                [
+                    _span("Water is H"),
+                    _span("2", size=7.0, glued=True),
+                    _span("O and r", glued=True),
+                    _span("0", size=7.0, glued=True),
+                    _span("is a radius."),
+                ],
+            )
+        ),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    assert page.markdown == "Water is H2O and r0 is a radius."
+
+
+@cache
+def _paper_pages(name: str, last: int) -> list[str]:
+    pdf = paper_pdf(name)
+    layouts = pdf_layouts(pdf, first=1, last=last)
+    bodies = pages_structure(layouts, first_index=1, start=1, ready_through=last, carried_in={}, words=word_list("en"))
+    return [body.markdown for body in bodies]
+
+
+def test_a_two_column_conference_paper_reads_in_order_its_columns_prose_not_a_table() -> None:
+    first, second = _paper_pages("asmeconf", 2)
+
+    # Page 1: the abstract's column, then the introduction's; prose in columns is no table.
+    assert "| ABSTRACT |" not in first
+    assert "\n| " not in first
+    assert first.index("Keywords: ASME conference paper") < first.index("## 1. INTRODUCTION")
+    assert first.index("## 1. INTRODUCTION") < first.index("### 1.1 Essential Initial Commands")
+    # The last paragraph of page 1 goes on past the figure at the head of page 2's first column.
+    assert "by placing `\\CorrespondingAuthor{email}` after `\\affil{n}`. Two or more authors" in first
+    # Page 2's first column, then its second (after the tables at its head).
+    assert second.index("## 2. REFERRING") < second.index("## 3. SECTION HEADINGS") < second.index("### 3.1 Subsection")
+    # The sentence the first column ends goes on past the tables at the head of the second.
+    assert "Do not enclose them braces, e.g. `{\\cite{..}}`, which will cause errors." in second
+    assert "| Run 11 | 12.5 | 103.4 |" in second
+
+
+def test_an_elsevier_papers_footnotes_are_notes_and_no_sentence_is_cut_by_them() -> None:
+    first, second, *_ = _paper_pages("elsarticle-5p", 4)
+
+    assert "(WGM)[^4] of a polystyrene micro-sphere (PMS)." in first
+    assert "[^4]: WGM occur at particular resonant wavelengths" in first
+    assert first.index("[^4]: WGM occur") > first.index("The QE interacts with the gradient")
+    assert "## 2. Evanescent vs. conventional quadrupole light-matter coupling" in second
+    assert "placed at a small[^5] distance" in second

@@ -268,7 +268,7 @@ INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 SENTENCE_ENDS = (".", "!", "?", ":")
 
 
-def invariant_tokens(text: str) -> list[str]:
+def invariant_tokens(text: str, *, joined: Iterable[str] = ()) -> list[str]:
     """The tokens of a text that translation leaves as they are, in their order: the text
     cut at white space, each piece's edge punctuation (EDGE_PUNCTUATION) taken off and the rest
     put in Unicode's NFKC form, kept when it is
@@ -281,20 +281,35 @@ def invariant_tokens(text: str) -> list[str]:
     - a name: a capitalised word (a capital, then lowercase letters) that does not start a
       sentence: the text's first word, the word after one ending in `.`, `!`, `?` or `:`
       and the first word after a blank line (a heading, an item) are not names.
-    Case is kept: a name is compared as it is written."""
+    Case is kept: a name is compared as it is written. A line's last piece and the next
+    line's first are one token where that token is one of `joined` (the export's tokens)
+    and either piece alone is not: a URL or a path broken at a line end (`https://www.` /
+    `debian.org/doc/`), which the export rightly holds whole, is one token."""
+    whole = set(joined)
     found: list[str] = []
     sentence_start = True
-    for line in text.splitlines():
-        if not line.strip():
+    lines = [line.split() for line in text.splitlines()]
+    for number, pieces in enumerate(lines):
+        if not pieces:
             sentence_start = True
             continue
-        for piece in line.split():
-            token = unicodedata.normalize("NFKC", piece.strip(EDGE_PUNCTUATION))
+        following = lines[number + 1] if number + 1 < len(lines) else []
+        if following and whole:
+            together = _token(pieces[-1] + following[0])
+            if together in whole and not (_token(pieces[-1]) in whole and _token(following[0]) in whole):
+                pieces = [*pieces[:-1], pieces[-1] + following[0]]
+                lines[number + 1] = following[1:]
+        for piece in pieces:
+            token = _token(piece)
             if token and _invariant(token, sentence_start=sentence_start):
                 found.append(token)
             if piece.strip(")]}\"'\u2019\u201d*"):
                 sentence_start = piece.rstrip(")]}\"'\u2019\u201d*").endswith(SENTENCE_ENDS)
     return found
+
+
+def _token(piece: str) -> str:
+    return unicodedata.normalize("NFKC", piece.strip(EDGE_PUNCTUATION))
 
 
 def _invariant(token: str, *, sentence_start: bool) -> bool:
@@ -330,27 +345,58 @@ def common_subsequence_length(first: Sequence[str], second: Sequence[str]) -> in
     return len(ends)
 
 
-def source_invariant_tokens(source_pages: Mapping[int, str], furniture: Mapping[int, list[str]]) -> list[str]:
+def source_invariant_tokens(
+    source_pages: Mapping[int, str], furniture: Mapping[int, list[str]], *, export_text: str = ""
+) -> list[str]:
     """The invariant tokens of the source, page after page in pdftotext's reading order,
     each page's running header and footer lines (`furniture_lines`) taken out: where a
-    furniture line's tokens stand together on the page, nearest the page's start or end."""
+    furniture line's tokens stand together on the page, nearest the page's start or end
+    (else each of its tokens, nearest the page's start or end: pdftotext may set a header's
+    page number apart from its title). With the export's text: a token broken at a line end
+    is read whole where the export has it whole, and a token pdftotext joined across a
+    line-end hyphen (`Debian-` / `based` read `Debianbased`) is read as the export writes
+    it where the export has it with its hyphen (`Debian-based`)."""
+    exported = _tokens(export_text)
+    hyphenated = {token.replace("-", ""): token for token in exported if "-" in token.strip("-")}
+    present = set(exported)
     tokens: list[str] = []
     for page in sorted(source_pages):
-        own = invariant_tokens(source_pages[page])
+        own = invariant_tokens(without_cells(source_pages[page]), joined=present)
         for line in furniture.get(page, []):
             own = _run_removed(own, invariant_tokens(line))
-        tokens += own
+        tokens += [token if token in present else hyphenated.get(token, token) for token in own]
     return tokens
+
+
+def without_cells(text: str) -> str:
+    """pdftotext's text less its blocks of cells: a block (lines between blank lines) of two
+    lines or more, each of at most three pieces, is a table's column or an equation's
+    pieces, which pdftotext reads cell by cell, a column after the other, where a reader
+    (and a faithful export) reads a table by its rows. Its order is no reading order
+    (the words and the tables are measured elsewhere)."""
+    blocks = re.split(r"(\n\s*\n)", text)
+    return "".join(
+        "\n" * block.count("\n")
+        if len(lines := [line for line in block.splitlines() if line.strip()]) >= 2
+        and all(len(line.split()) <= 3 for line in lines)
+        else block
+        for block in blocks
+    )
 
 
 def _run_removed(tokens: list[str], run: list[str]) -> list[str]:
     if not run:
         return tokens
     starts = [at for at in range(len(tokens) - len(run) + 1) if tokens[at : at + len(run)] == run]
-    if not starts:
-        return tokens
-    at = min(starts, key=lambda start: min(start, len(tokens) - start - len(run)))
-    return tokens[:at] + tokens[at + len(run) :]
+    if starts:
+        at = min(starts, key=lambda start: min(start, len(tokens) - start - len(run)))
+        return tokens[:at] + tokens[at + len(run) :]
+    kept = list(tokens)
+    for token in run:
+        places = [at for at, other in enumerate(kept) if other == token]
+        if places:
+            del kept[min(places, key=lambda at: min(at, len(kept) - 1 - at))]
+    return kept
 
 
 def reading_order(source_tokens: Sequence[str], export_text: str) -> tuple[int, int]:

@@ -242,6 +242,27 @@ def test_the_sources_tokens_leave_each_pages_running_header_and_footer_out():
     assert fidelity.source_invariant_tokens(pages, {})[:3] == ["Things", "12", "2020"]
 
 
+def test_a_token_broken_or_dehyphenated_at_a_line_end_is_read_as_the_export_writes_it_whole():
+    # pdftotext breaks a URL at its line end, and joins a compound's line-end hyphen
+    # ("Debian-" / "based" read "Debianbased"): the export holding them whole is right.
+    page = {1: "See https://www.\ndebian.org/doc/ for Debianbased systems on x86\n64 machines."}
+    exported = "See https://www.debian.org/doc/ for Debian-based systems on x86 64 machines."
+    tokens = fidelity.source_invariant_tokens(page, {}, export_text=exported)
+    assert tokens == ["https://www.debian.org/doc/", "Debian-based", "x86", "64"]
+    assert fidelity.reading_order(tokens, exported) == (4, 4)
+    # Broken in the export too: the two halves are the tokens, and both are found.
+    broken = "See https://www. debian.org/doc/ for Debianbased systems on x86 64 machines."
+    tokens = fidelity.source_invariant_tokens(page, {}, export_text=broken)
+    assert tokens == ["https://www", "debian.org/doc/", "Debianbased", "x86", "64"]
+    assert fidelity.reading_order(tokens, broken) == (5, 5)
+    assert fidelity.reading_order(tokens, "See https://www.debian.org/doc/ for Debian based systems.") == (0, 5)
+
+
+def test_a_running_header_whose_page_number_pdftotext_sets_apart_is_left_out_token_by_token():
+    page = {1: "3.1. WHICH DISTRIBUTION\n\nVersion 2.0 of Debian.\n\n13"}
+    assert fidelity.source_invariant_tokens(page, {1: ["3.1. WHICH DISTRIBUTION 13"]}) == ["2.0", "Debian"]
+
+
 # --- Section numbers -----------------------------------------------------------------------
 
 

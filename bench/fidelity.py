@@ -224,8 +224,12 @@ def headings_found(source_headings: Iterable[str], export_headings: Iterable[str
 
 def markdown_headings(markdown: str, *, skip_title: bool = True) -> list[str]:
     """The headings of a Markdown text (ATX) as a reader sees them (escapes read, code
-    spans' backticks gone), less the book's title (its first `# ` line)."""
-    found = [markdown_unescape(match.group(2).replace("`", "")) for match in MARKDOWN_HEADING.finditer(markdown)]
+    spans' backticks gone, the echo engine's marker taken out), less the book's title (its
+    first `# ` line)."""
+    found = [
+        markdown_unescape(ECHO_MARKER.sub("", match.group(2)).replace("`", ""))
+        for match in MARKDOWN_HEADING.finditer(markdown)
+    ]
     return found[1:] if skip_title and found else found
 
 

@@ -274,6 +274,8 @@ def test_section_numbers_are_kept_only_where_number_and_title_are_one_heading():
     assert fidelity.section_numbers_kept(source, fidelity.markdown_headings(whole)) == (5, 5)
     parted = "# Paper\n\n## 1 Introduction\n\n2\n\n## Template Overview\n\n### 2.2 Fonts\n\nA.1 Proofs\n\n## RESULTS\n"
     assert fidelity.section_numbers_kept(source, fidelity.markdown_headings(parted)) == (1, 5)
+    echoed = "# Paper\n\n## [echo → es] 1 Introduction\n\n## [echo → es] Template Overview\n"
+    assert fidelity.section_numbers_kept(source, fidelity.markdown_headings(echoed)) == (1, 5)
 
 
 def test_numbered_headings_come_from_the_outline_numbered_or_found_on_its_page():

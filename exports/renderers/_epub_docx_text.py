@@ -47,9 +47,10 @@ def source_paragraphs(text: str, language: str | None) -> list[str]:
 def chapter_heading(blocks: list[Block], *, chapter_level: int = 2) -> Block | None:
     """`exports.blocks.first_heading` for a page already parsed: its first block when
     that is a heading of `chapter_level` or above (a chapter start). Parsing is most of a
-    renderer's time, so each page is parsed once."""
-    if blocks and blocks[0].kind == "heading" and blocks[0].level <= chapter_level:
-        return blocks[0]
+    renderer's time, so each page is parsed once. Notes are not the page's start."""
+    first = next((block for block in blocks if block.kind != "note"), None)
+    if first is not None and first.kind == "heading" and first.level <= chapter_level:
+        return first
     return None
 
 

@@ -1,11 +1,16 @@
 """Blocks to XHTML for the EPUB chapters. Every piece of the book's text goes through
-`_text` (XML-safe, escaped): nothing in a translation becomes markup."""
+`_text` (XML-safe, escaped): nothing in a translation becomes markup.
+
+Footnotes are EPUB 3's: a reference is `<a epub:type="noteref">` (raised) linking to its
+note, a note an `<aside epub:type="footnote">` at the end of its chapter's document, which
+reading systems show as a pop-up where they can (and as a note at the chapter's end where
+they cannot), its mark first and a link back to the reference last."""
 
 from __future__ import annotations
 
 from html import escape
 
-from exports.blocks import Block, Cell, Run
+from exports.blocks import Block, Cell, Run, note_anchor, reference_anchor
 from exports.renderers._epub_docx_text import xml_safe
 from exports.toc import HeadingIds
 
@@ -31,6 +36,12 @@ tr { page-break-inside: avoid; break-inside: avoid; }
 .align-start { text-align: start; }
 .align-center { text-align: center; }
 .align-end { text-align: end; }
+sup.noteref { font-size: 0.75em; line-height: 0; vertical-align: super; }
+sup.noteref a { text-decoration: none; }
+.footnotes { margin: 2em 0 0 0; padding-top: 0.4em; border-top: 1px solid #999; font-size: 0.85em; line-height: 1.4; }
+aside.footnote p { margin: 0 0 0.5em 0; }
+.note-mark { font-weight: bold; }
+.backlink { text-decoration: none; }
 """
 
 
@@ -41,6 +52,12 @@ def _text(text: str) -> str:
 def _inline(runs: tuple[Run, ...]) -> str:
     parts: list[str] = []
     for run in runs:
+        if run.note:  # a note reference: its mark, raised, linking to the note
+            parts.append(
+                f'<sup class="noteref"><a epub:type="noteref" role="doc-noteref" href="#{note_anchor(run.note)}" '
+                f'id="{reference_anchor(run)}">{_text(run.text)}</a></sup>'
+            )
+            continue
         html = "<br/>".join(_text(line) for line in run.text.split("\n"))
         if run.code:  # code reads left to right, also inside right-to-left text
             html = f'<code dir="ltr">{html}</code>'
@@ -144,6 +161,25 @@ def blocks_xhtml(blocks: list[Block], heading_ids: HeadingIds | None = None) -> 
     lists.close()
     if in_quote:
         parts.append("</blockquote>")
+    return "".join(parts)
+
+
+def notes_xhtml(notes: list[Block], *, back_label: str) -> str:
+    """A page's notes, in order, for the end of its chapter (in a `<div class="footnotes">`):
+    each an `<aside epub:type="footnote">` starting with its mark and, when the text refers
+    to it, ending with a link back to the reference, named `back_label`."""
+    parts = []
+    for note in notes:
+        back = ""
+        if note.referenced:
+            back = (
+                f' <a class="backlink" role="doc-backlink" href="#{reference_anchor(Run("", note=note.note))}" '
+                f'aria-label="{_text(back_label)}">\u21a9</a>'
+            )
+        parts.append(
+            f'<aside epub:type="footnote" role="doc-footnote" class="footnote" id="{note_anchor(note.note)}">'
+            f'<p><span class="note-mark">{_text(note.mark)}</span> {_inline(note.runs)}{back}</p></aside>'
+        )
     return "".join(parts)
 
 

@@ -1,6 +1,8 @@
 """HTML pieces of the Html renderer: the inline stylesheet, a page's Markdown as HTML
-(markdown-it, raw HTML off, so nothing from the book becomes markup; GFM tables on), the
-bilingual source column, and the notice of a page without a translation."""
+(markdown-it, raw HTML off, so nothing from the book becomes markup; GFM tables on;
+footnotes: a reference is a superscript link to its note, the notes follow the page's text,
+each with a link back), the bilingual source column, and the notice of a page without a
+translation."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 
+from exports.blocks import Run, note_anchor, note_id, note_mark, reference_anchor
 from exports.book import ExportBook, ExportPage, page_notice
 from exports.toc import HeadingIds
 
@@ -46,6 +50,15 @@ tbody tr:nth-child(even) { background: #fafaf8; }
 .align-center { text-align: center; }
 .align-end { text-align: end; }
 code { font-family: ui-monospace, "Noto Sans Mono", monospace; unicode-bidi: plaintext; }
+sup.noteref { line-height: 0; }
+sup.noteref a { text-decoration: none; padding-inline: 0.1em; }
+.footnotes { margin-block: 1.5rem 1rem; padding-block-start: 0.5rem; border-block-start: 1px solid #cfcfc8;
+  font-size: 0.9rem; line-height: 1.5; }
+.footnote { margin-block: 0.4rem; }
+.footnote p { margin-block: 0.2rem; }
+.note-mark { font-weight: 600; }
+.footnote .backlink { text-decoration: none; margin-inline-start: 0.3em; }
+.footnote:target { background: #fff8d6; }
 @media (max-width: 40rem) { .page.bilingual { grid-template-columns: minmax(0, 1fr); } }
 @media print { nav { break-after: page; } .skip-link { display: none; } }
 """.strip()
@@ -67,7 +80,34 @@ def _table_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env
     return "</table>\n</div>\n"
 
 
+def _note_reference(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: MutableMapping[str, Any]) -> str:
+    """A note reference: the note's mark, raised, linking to the note (DPUB-ARIA's noteref)."""
+    run = _reference_run(tokens[idx], env)
+    return (
+        f'<sup class="noteref"><a href="#{note_anchor(run.note)}" id="{reference_anchor(run)}" '
+        f'role="doc-noteref">{escape(run.text)}</a></sup>'
+    )
+
+
+def _reference_run(token: Token, env: MutableMapping[str, Any]) -> Run:
+    label = str(token.meta["label"])
+    return Run(note_mark(label), note=note_id(env.get("page", 0), label), reference=int(token.meta.get("subId", 0)))
+
+
+def _note_mark(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: MutableMapping[str, Any]) -> str:
+    return f'<span class="note-mark">{escape(tokens[idx].content)}</span> '
+
+
+def _note_backlink(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: MutableMapping[str, Any]) -> str:
+    label = escape(env.get("back_label", ""))
+    return f' <a class="backlink" href="#{tokens[idx].content}" role="doc-backlink" aria-label="{label}">\u21a9</a>'
+
+
 _markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
+footnote_plugin(_markdown, inline=False, move_to_end=False)  # as exports.blocks reads them
+_markdown.add_render_rule("footnote_ref", _note_reference)
+_markdown.add_render_rule("note_mark", _note_mark)
+_markdown.add_render_rule("note_backlink", _note_backlink)
 _markdown.add_render_rule("image", _image_as_text)
 _markdown.add_render_rule("table_open", _table_open)
 _markdown.add_render_rule("table_close", _table_close)
@@ -84,16 +124,28 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 
 
 def markdown_html(
-    markdown: str, *, table_label: str, heading_id: str | None = None, heading_ids: HeadingIds | None = None
+    markdown: str,
+    *,
+    table_label: str,
+    heading_id: str | None = None,
+    heading_ids: HeadingIds | None = None,
+    page: int = 0,
+    back_label: str = "",
 ) -> str:
     """A page's Markdown as HTML. Headings go one level down (`#` is `<h2>`: the book's
     title is the one `<h1>`); `heading_id` goes on the first heading (a chapter's title),
     `heading_ids` gives the headings their ids in order (the contents link to them: a first
     heading with `heading_id` still takes its turn); a table's header cells are column
-    headers, named regions by `table_label`."""
+    headers, named regions by `table_label`. Footnotes (`page`: the page's number, which
+    the notes' ids carry) follow the text in a `<div class="footnotes">`, each an `<aside
+    role="doc-footnote">` starting with its mark and ending with a link back to the first
+    reference to it, named `back_label`."""
     tokens = _markdown.parse(markdown)
+    in_note = 0
     for token in tokens:
-        if token.type == "heading_open" and heading_ids is not None:
+        if token.type in ("footnote_reference_open", "footnote_reference_close"):
+            in_note += token.nesting
+        if token.type == "heading_open" and heading_ids is not None and not in_note:
             token.attrSet("id", heading_ids.next())
         if token.type in ("heading_open", "heading_close"):
             token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
@@ -108,8 +160,72 @@ def markdown_html(
         first = next((token for token in tokens if token.type == "heading_open"), None)
         if first is not None:
             first.attrSet("id", heading_id)
-    html: str = _markdown.renderer.render(tokens, _markdown.options, {"table_label": table_label})
+    env = {"table_label": table_label, "page": page, "back_label": back_label}
+    body, notes = _notes_apart(tokens)
+    html: str = _markdown.renderer.render(body, _markdown.options, env)
+    if notes:
+        html += _notes_html(notes, body, env)
     return html
+
+
+def _notes_apart(tokens: list[Token]) -> tuple[list[Token], list[tuple[str, list[Token]]]]:
+    """The tokens without the footnote definitions, and each definition's label and tokens."""
+    body: list[Token] = []
+    notes: list[tuple[str, list[Token]]] = []
+    depth = 0
+    for token in tokens:
+        if token.type == "footnote_reference_open":
+            depth += 1
+            if depth == 1:
+                notes.append((str(token.meta["label"]), []))
+                continue
+        elif token.type == "footnote_reference_close":
+            depth -= 1
+            if depth == 0:
+                continue
+        (notes[-1][1] if depth else body).append(token)
+    return body, notes
+
+
+def _notes_html(notes: list[tuple[str, list[Token]]], body: list[Token], env: dict[str, Any]) -> str:
+    """The page's notes, in the order of their definitions: each its mark, its text and
+    (when the text refers to it) a link back; a label defined twice keeps both notes, the
+    second under an id of its own (as exports.blocks gives them)."""
+    referenced = {
+        str(child.meta["label"])
+        for token in body + [token for _, inner in notes for token in inner]
+        if token.type == "inline"
+        for child in token.children or []
+        if child.type == "footnote_ref"
+    }
+    parts = ['<div class="footnotes">\n']
+    seen: set[str] = set()
+    for label, inner in notes:
+        note = note_id(env["page"], label)
+        back = label in referenced and note not in seen
+        while note in seen:
+            note += "-again"
+        seen.add(note)
+        inlines = [token for token in inner if token.type == "inline"]
+        mark = Token("note_mark", "", 0, content=note_mark(label))
+        lead = ""
+        if inner and inner[0].type == "paragraph_open" and inlines and inlines[0] is inner[1]:
+            inlines[0].children = [mark, *(inlines[0].children or [])]
+        else:  # a note starting with a list or code: its mark before it
+            lead = _note_mark(None, [mark], 0, {}, env).rstrip() + "\n"
+        tail = ""
+        if back:
+            backlink = Token("note_backlink", "", 0, content=reference_anchor(Run("", note=note)))
+            if len(inner) >= 2 and inner[-1].type == "paragraph_close" and inner[-2].type == "inline":
+                inner[-2].children = [*(inner[-2].children or []), backlink]
+            else:
+                tail = f"<p>{_note_backlink(None, [backlink], 0, {}, env).strip()}</p>\n"
+        text = _markdown.renderer.render(inner, _markdown.options, env)
+        parts.append(
+            f'<aside class="footnote" id="{note_anchor(note)}" role="doc-footnote">\n{lead}{text}{tail}</aside>\n'
+        )
+    parts.append("</div>\n")
+    return "".join(parts)
 
 
 def source_html(text: str) -> str:

@@ -11,6 +11,11 @@
   glyph drawn with the text it stands for in the font's ToUnicode map, so text extraction
   gives the words back in logical order.
 
+A note reference (a run with `note`) is its mark, raised and smaller (`RAISED_SCALE` of the
+size, `RAISED_RISE` of it above the baseline), kept on the line of the word before it;
+with `note_links`, a link to the note's destination (`exports.blocks.note_anchor`, which the
+renderer must then draw: the reflowed Pdf does, with each note) in a reportlab paragraph.
+
 reportlab's own shaping and right-to-left support are not used for those: its bidi needs
 `rlbidi` (not published on the package index) and is switched off for paragraphs with more
 than one font or style, and its shaped glyphs without a character of their own extract as
@@ -37,7 +42,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import ShapeData, ShapedStr
 from reportlab.platypus import Flowable, Paragraph
 
-from exports.blocks import Run
+from exports.blocks import Run, note_anchor
 from exports.renderers._pdf_bidi import bidi_class, embedding_levels, paragraph_level, visual_order
 from exports.renderers._pdf_fonts import (
     CJK_SCRIPTS,
@@ -56,6 +61,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # control characters other t
 _RTL_CLASSES = frozenset({"R", "AL", "AN"})
 
 
+RAISED_SCALE = 0.7  # a note reference's mark: this much of the size
+RAISED_RISE = 0.38  # and this much of the size above the baseline
 _SPACE_RUN = re.compile(" {2,}")
 # A block's `align` as reportlab's alignment (anything else is left).
 _ALIGNMENTS: dict[str, Literal[0, 1, 2, 4]] = {
@@ -102,11 +109,18 @@ def code_spaces_kept(text: str) -> str:
 
 
 def text_flowable(
-    spans: Sequence[Run], style: TextStyle, *, language: str, default_rtl: bool, prefix: str = ""
+    spans: Sequence[Run],
+    style: TextStyle,
+    *,
+    language: str,
+    default_rtl: bool,
+    prefix: str = "",
+    note_links: bool = False,
 ) -> Flowable | None:
     """The flowable of one paragraph (None when it has no text). `prefix` (a list item's
-    bullet or number) starts it; `default_rtl` is the direction of a paragraph without
-    letters (the book's)."""
+    bullet or number, a note's mark) starts it; `default_rtl` is the direction of a
+    paragraph without letters (the book's); `note_links`: note references link to their
+    notes (see the module's docstring)."""
     if prefix:
         spans = [Run(prefix + " "), *spans]
     spans = [replace(span, text=_CONTROL.sub("", span.text)) for span in spans]
@@ -114,12 +128,13 @@ def text_flowable(
     if not text.strip():
         return None
     faces = _faces(spans, text, style, language)
+    notes = [span.note for span in spans for _ in span.text]
     if prefix:  # the item's lines hang past its bullet or number, under its text
         style = replace(style, hanging=pdfmetrics.stringWidth(prefix + " ", faces[0], style.size))
     base_level = paragraph_level(text, default_rtl=default_rtl)
     if base_level % 2 or any(_needs_shaping(char) for char in text):
-        return ShapedParagraph(text, faces, base_level, style)
-    return _paragraph(text, faces, style)
+        return ShapedParagraph(text, faces, base_level, style, raised=[bool(note) for note in notes])
+    return _paragraph(text, faces, style, notes if note_links else [" " if note else "" for note in notes])
 
 
 @functools.lru_cache(maxsize=8192)
@@ -146,13 +161,24 @@ def _faces(spans: Sequence[Run], text: str, style: TextStyle, language: str) -> 
     return faces
 
 
-def _paragraph(text: str, faces: list[str], style: TextStyle) -> Paragraph:
+def _paragraph(text: str, faces: list[str], style: TextStyle, notes: list[str]) -> Paragraph:
+    """A reportlab paragraph; `notes`: each character's note when it is a note reference's
+    mark (" " for a mark that links nowhere), else ""."""
     markup: list[str] = []
     start = 0
     for end in range(1, len(text) + 1):
-        if end == len(text) or faces[end] != faces[start]:
+        if end == len(text) or faces[end] != faces[start] or notes[end] != notes[start]:
             chunk = escape(text[start:end]).replace("\n", "<br/>")
-            markup.append(f'<font face="{faces[start]}">{chunk}</font>')
+            chunk = f'<font face="{faces[start]}">{chunk}</font>'
+            note = notes[start]
+            if note:  # a note reference's mark, raised
+                chunk = (
+                    f'<super size="{style.size * RAISED_SCALE:.2f}" rise="{style.size * RAISED_RISE:.2f}">'
+                    f"{chunk}</super>"
+                )
+                if note.strip():
+                    chunk = f'<a href="#{note_anchor(note)}">{chunk}</a>'
+            markup.append(chunk)
             start = end
     cjk = any(script_of(char) in CJK_SCRIPTS for char in text)
     paragraph_style = ParagraphStyle(
@@ -184,6 +210,7 @@ class Atom:
     width: float  # points
     glyphs: str = ""  # a ShapedStr of the glyphs' code points, in visual order
     space: bool = False
+    raised: bool = False  # a note reference's mark: smaller, above the baseline
 
 
 @dataclass
@@ -219,6 +246,7 @@ class ShapedParagraph(Flowable):
         style: TextStyle,
         *,
         chunks: list[Chunk] | None = None,
+        raised: list[bool] | None = None,
     ) -> None:
         super().__init__()
         self.text_style = style
@@ -226,7 +254,11 @@ class ShapedParagraph(Flowable):
         self.spaceBefore = style.space_before
         self.spaceAfter = style.space_after
         self.keepWithNext = int(style.keep_with_next)
-        self._chunks = chunks if chunks is not None else _chunks(text, faces, base_level, style.size)
+        self._chunks = (
+            chunks
+            if chunks is not None
+            else _chunks(text, faces, base_level, style.size, raised or [False] * len(text))
+        )
         self._lines: list[list[Chunk]] = []
         self._wrapped_for: float | None = None
 
@@ -304,8 +336,9 @@ class ShapedParagraph(Flowable):
             for index in visual_order([atom.level for atom in atoms]):
                 atom = atoms[index]
                 if atom.glyphs:
-                    text.setTextOrigin(x, baseline)
-                    text.setFont(atom.face, style.size, style.leading)
+                    rise = style.size * RAISED_RISE if atom.raised else 0.0
+                    text.setTextOrigin(x, baseline + rise)
+                    text.setFont(atom.face, style.size * (RAISED_SCALE if atom.raised else 1.0), style.leading)
                     text.textOut(atom.glyphs)
                 x += atom.width + (stretch if atom.space else 0.0)
         canvas.drawText(text)
@@ -363,7 +396,7 @@ def _cut(chunk: Chunk, width: float, size: float) -> tuple[Chunk, Chunk | None]:
         cuts = _cluster_starts(atom.text)
         best = None
         for cut in cuts:
-            piece = _atom(atom.text[:cut], 0, cut, atom.face, atom.level, size)
+            piece = _atom(atom.text[:cut], 0, cut, atom.face, atom.level, size, raised=atom.raised)
             if used + piece.width > width + 1e-6:
                 break
             best = cut
@@ -374,8 +407,8 @@ def _cut(chunk: Chunk, width: float, size: float) -> tuple[Chunk, Chunk | None]:
                 return chunk, None
             else:
                 return Chunk(chunk.atoms[:position]), Chunk(chunk.atoms[position:], chunk.hard_break)
-        head_atom = _atom(atom.text, 0, best, atom.face, atom.level, size)
-        tail_atom = _atom(atom.text, best, len(atom.text), atom.face, atom.level, size)
+        head_atom = _atom(atom.text, 0, best, atom.face, atom.level, size, raised=atom.raised)
+        tail_atom = _atom(atom.text, best, len(atom.text), atom.face, atom.level, size, raised=atom.raised)
         return (
             Chunk([*chunk.atoms[:position], head_atom]),
             Chunk([tail_atom, *chunk.atoms[position + 1 :]], chunk.hard_break),
@@ -409,7 +442,8 @@ def _break_allowed(before: str, after: str) -> bool:
     return cjk and after not in ALL_CANNOT_START and before not in ALL_CANNOT_END
 
 
-def _chunks(text: str, faces: list[str], base_level: int, size: float) -> list[Chunk]:
+def _chunks(text: str, faces: list[str], base_level: int, size: float, raised: list[bool]) -> list[Chunk]:
+    """The text cut at its line-break opportunities (never before a note reference's mark)."""
     levels = embedding_levels(text, base_level)
     chunks: list[Chunk] = []
     chunk = Chunk()
@@ -422,15 +456,16 @@ def _chunks(text: str, faces: list[str], base_level: int, size: float) -> list[C
             or levels[end] != levels[start]
             or _is_space(text[end]) != _is_space(text[start])
             or text[end - 1] == "\n"
+            or raised[end] != raised[start]
         )
         if not boundary:
             continue
         piece = text[start:end]
         if piece.strip():
-            chunk.atoms.append(_atom(text, start, end, faces[start], levels[start], size))
+            chunk.atoms.append(_atom(text, start, end, faces[start], levels[start], size, raised=raised[start]))
         else:
             chunk.atoms.append(_space(piece, faces[start], levels[start], size))
-        if at_end or text[end - 1] == "\n" or _break_allowed(text[end - 1], text[end]):
+        if at_end or text[end - 1] == "\n" or (_break_allowed(text[end - 1], text[end]) and not raised[end]):
             chunk.hard_break = text[end - 1] == "\n"
             chunks.append(chunk)
             chunk = Chunk()
@@ -480,9 +515,12 @@ def _marks_after_bases(infos: list[Any], positions: list[Position], text: str) -
     return glyphs, places
 
 
-def _atom(text: str, start: int, end: int, face: str, level: int, size: float) -> Atom:
+def _atom(text: str, start: int, end: int, face: str, level: int, size: float, *, raised: bool = False) -> Atom:
     """`text[start:end]` shaped in `face`, with its neighbours as context (Arabic letters
-    join across a change of emphasis)."""
+    join across a change of emphasis); `raised`: a note reference's mark (its width at
+    RAISED_SCALE of the size)."""
+    if raised:
+        size *= RAISED_SCALE
     font = shaping_font(face)
     window_start = max(0, start - _CONTEXT)
     window = text[window_start : end + _CONTEXT]
@@ -539,4 +577,4 @@ def _atom(text: str, start: int, end: int, face: str, level: int, size: float) -
         )
     # A list of ShapeData, as reportlab's own shapeStr passes it (the stubs say one).
     glyphs = ShapedStr("".join(codes), shapeData=shape_data)  # type: ignore[arg-type]
-    return Atom(text[start:end], face, level, advance_total * size / font.units_per_em, glyphs)
+    return Atom(text[start:end], face, level, advance_total * size / font.units_per_em, glyphs, raised=raised)

@@ -17,6 +17,13 @@ bookmark on its heading), so that it reads right before any update and Word or L
 add page numbers when it is updated (`_docx_toc`). The headings are only known once the
 body is written, so the title and the contents are assembled at the end, before the body.
 
+Footnotes: Word's own (`_docx_notes`): a reference is a raised mark that is a
+`w:footnoteReference` (the book's mark, not Word's numbering), its note goes to
+`/word/footnotes.xml`, and Word or LibreOffice set it at the foot of the page where the
+reference falls. A second reference to the same note is its mark alone; a note the text
+does not refer to stays at the end of its page, in the footnote text style. The notes are
+spooled like the body and copied into their part when the package is written.
+
 Bilingual: each source paragraph, in the "Source Text" style and its own language and
 direction, comes before its translation (the pairing of `interleave`). Interleaving, not
 a two-column table, because Word lays out a long table cell badly across pages, the
@@ -45,6 +52,9 @@ from docx import Document
 from docx.document import Document as DocumentObject
 from docx.enum.style import WD_STYLE_TYPE
 from docx.enum.text import WD_ALIGN_PARAGRAPH
+from docx.opc.constants import CONTENT_TYPE, RELATIONSHIP_TYPE
+from docx.opc.packuri import PackURI
+from docx.opc.part import Part
 from docx.oxml.ns import qn
 from docx.oxml.text.paragraph import CT_P
 from docx.shared import Pt, RGBColor
@@ -53,8 +63,17 @@ from docx.text.paragraph import Paragraph
 from lxml import etree
 from lxml.etree import _Element
 
-from exports.blocks import Block, Run, blocks_of
+from exports.blocks import Block, Run, blocks_of, notes_apart
 from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, page_shows_notice
+from exports.renderers._docx_notes import (
+    FIRST_ID,
+    PART_END,
+    PART_START,
+    footnote_element,
+    mark_run,
+    note_paragraph,
+    notes_set_up,
+)
 from exports.renderers._docx_script import (
     Script,
     default_language_set,
@@ -81,6 +100,7 @@ from exports.renderers._epub_docx_text import (
 )
 from exports.toc import TOC_DEPTH, HeadingIds, heading_title
 
+FOOTNOTES_PART = "/word/footnotes.xml"
 SOURCE_STYLE = "Source Text"
 MARKER_STYLE = "Page Marker"
 NOTICE_STYLE = "Translation Notice"
@@ -161,10 +181,17 @@ class _DocxWriter:
         self._declared = {prefix: uri for prefix, uri in document.element.nsmap.items() if prefix}
         self._heading_ids = HeadingIds(0)
         self.contents: list[tuple[int, str, str]] = []  # the headings listed: level, title, bookmark
+        self._notes: dict[str, Block] = {}  # the page's notes, by id
+        self._notes_written: set[str] = set()  # the page's notes already made footnotes
+        self._in_note = False  # building a note's text (Word has no references inside a note)
+        self._notes_out: BinaryIO | None = None
+        self.footnotes = 0  # footnotes written
+        self._notes_styled = False  # the footnote styles are in the document
 
-    def write_to(self, out: BinaryIO) -> None:
-        """Where the body's paragraphs go, serialized one by one."""
+    def write_to(self, out: BinaryIO, notes: BinaryIO) -> None:
+        """Where the body's paragraphs go, serialized one by one, and the footnotes."""
         self._out = out
+        self._notes_out = notes
 
     def flush(self) -> None:
         """Serialize the last paragraph built (it may still be changed until the next one
@@ -196,11 +223,42 @@ class _DocxWriter:
         return Paragraph(cast(CT_P, element), self._body)  # the parser builds a w:p as a CT_P
 
     def _run(self, run: Run, script: Script, *, bold: bool = False) -> _Element:
+        if run.note:
+            return self._reference(run, script)
         if run.code:  # code is written left to right, in no natural language
             return run_element(
                 xml_safe(run.text), CODE_SCRIPT, bold=run.bold or bold, italic=run.italic, font=CODE_FONT
             )
         return run_element(xml_safe(run.text), script, bold=run.bold or bold, italic=run.italic)
+
+    def _reference(self, run: Run, script: Script) -> _Element:
+        """A note reference: the first to a note of the page makes it a footnote; another
+        (or one inside a note) is its mark alone."""
+        note = self._notes.get(run.note)
+        if note is None or self._in_note or run.note in self._notes_written:
+            return mark_run(xml_safe(run.text), script)
+        assert self._notes_out is not None
+        self._notes_written.add(run.note)
+        footnote_id = FIRST_ID + self.footnotes
+        self.footnotes += 1
+        self._notes_out.write(element_xml(footnote_element(footnote_id, self._note_paragraph(note)), self._declared))
+        return mark_run(xml_safe(run.text), script, footnote_id=footnote_id)
+
+    def _note_paragraph(self, note: Block) -> _Element:
+        self._in_note = True
+        try:
+            runs = [self._run(run, self._script) for run in note.runs]
+        finally:
+            self._in_note = False
+        return note_paragraph(xml_safe(note.mark), runs, self._script)
+
+    def _notes_left(self) -> None:
+        """The page's notes no reference made footnotes, at the end of the page."""
+        for note in self._notes.values():
+            if note.note not in self._notes_written:
+                self.flush()
+                self._pending = self._note_paragraph(note)
+        self._notes = {}
 
     def _after_table(self) -> None:
         """An empty paragraph after a table that would otherwise touch another table (Word
@@ -290,7 +348,12 @@ class _DocxWriter:
         return b"".join(element_xml(element, self._declared) for element in elements)
 
     def page(self, page: ExportPage) -> None:
-        blocks = blocks_of(xml_safe(page.translation)) if page.translated else []
+        blocks, notes = notes_apart(blocks_of(xml_safe(page.translation), page=page.index) if page.translated else [])
+        if notes and not self._notes_styled:
+            notes_set_up(self._document)
+            self._notes_styled = True
+        self._notes = {note.note: note for note in notes}
+        self._notes_written = set()
         self._heading_ids = HeadingIds(page.index)
         if self._pages_written and chapter_heading(blocks, chapter_level=self._book.chapter_level) is not None:
             self._break_pending = True  # a chapter starts on a new page
@@ -304,12 +367,14 @@ class _DocxWriter:
             for text in source_paragraphs(page.kept_source, self._book.source_language):  # a failed page's
                 self._paragraph(SOURCE_STYLE, self._source_script, (Run(text),))
             self.blocks(blocks)
+            self._notes_left()
             return
         source = source_paragraphs(page.source_text, self._book.source_language)
         for source_part, unit in interleave(source, translation_units(blocks)):
             for text in source_part:
                 self._paragraph(SOURCE_STYLE, self._source_script, (Run(text),))
             self.blocks(unit)
+        self._notes_left()
 
 
 def _document_set_up(document: DocumentObject, book: ExportBook) -> None:
@@ -346,13 +411,17 @@ class DocxRenderer:
         document = Document()
         _document_set_up(document, book)
         writer = _DocxWriter(document, book, options)
-        with tempfile.TemporaryFile() as body:
-            writer.write_to(body)
+        with tempfile.TemporaryFile() as body, tempfile.TemporaryFile() as notes:
+            writer.write_to(body, notes)
             for page in book.pages():
                 writer.page(page)
             writer.finish()
             body.seek(0)
-            _package_write(document, writer.front_xml(), body, out)
+            notes.seek(0)
+            if writer.footnotes:
+                footnotes = Part(PackURI(FOOTNOTES_PART), CONTENT_TYPE.WML_FOOTNOTES, b"", document.part.package)
+                document.part.relate_to(footnotes, RELATIONSHIP_TYPE.FOOTNOTES)
+            _package_write(document, writer.front_xml(), body, out, notes=notes if writer.footnotes else None)
 
 
 def element_xml(element: _Element, declared: dict[str, str]) -> bytes:
@@ -366,10 +435,13 @@ def element_xml(element: _Element, declared: dict[str, str]) -> bytes:
     return start + data[end:]
 
 
-def _package_write(document: DocumentObject, front: bytes, body: BinaryIO, out: BinaryIO) -> None:
+def _package_write(
+    document: DocumentObject, front: bytes, body: BinaryIO, out: BinaryIO, *, notes: BinaryIO | None = None
+) -> None:
     """The package python-docx makes of `document` (whose body holds only its section
     properties), with `front` (the title and contents) and then the body's paragraphs
-    copied from `body` into word/document.xml."""
+    copied from `body` into word/document.xml; `notes`: the footnotes, copied into
+    word/footnotes.xml after its separators."""
     skeleton = BytesIO()
     document.save(skeleton)
     main_part = document.part.partname.membername  # "word/document.xml"
@@ -380,6 +452,13 @@ def _package_write(document: DocumentObject, front: bytes, body: BinaryIO, out: 
         zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as target,
     ):
         for info in source.infolist():
+            if notes is not None and info.filename == FOOTNOTES_PART.lstrip("/"):
+                with target.open(info.filename, "w", force_zip64=True) as entry:
+                    entry.write(PART_START)
+                    while block := notes.read(1 << 20):
+                        entry.write(block)
+                    entry.write(PART_END)
+                continue
             if info.filename != main_part:
                 target.writestr(info.filename, source.read(info), compress_type=zipfile.ZIP_DEFLATED)
                 continue

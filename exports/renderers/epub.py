@@ -11,7 +11,8 @@ Chapters start at pages whose first block is a chapter heading, or every
 `pages_per_chapter` pages in a book without them (see `ChapterCutter`). Arabic, Hebrew
 and the other right-to-left languages get `dir="rtl"` and a right-to-left page
 progression. A bilingual export interleaves each source paragraph, in its own language
-and style, before its translation.
+and style, before its translation. A page's footnotes go to the end of its chapter's
+document, as EPUB 3 footnotes (`_epub_xhtml.notes_xhtml`).
 
 Memory: ebooklib writes the whole package at the end, so the chapters must exist before
 `write`. Each chapter's XHTML is built as the pages stream and parked in a temporary file
@@ -30,7 +31,7 @@ from typing import IO, Any, BinaryIO, TypeAlias
 
 from ebooklib import epub
 
-from exports.blocks import Block, Run, blocks_of
+from exports.blocks import Block, Run, blocks_of, notes_apart
 from exports.book import ExportBook, ExportOptions, ExportPage, page_notice, page_shows_notice
 from exports.labels import Labels
 from exports.renderers._epub_docx_text import (
@@ -44,6 +45,7 @@ from exports.renderers._epub_docx_text import (
 from exports.renderers._epub_xhtml import (
     STYLESHEET,
     blocks_xhtml,
+    notes_xhtml,
     notice_xhtml,
     page_marker_xhtml,
     source_xhtml,
@@ -109,6 +111,7 @@ class _ChapterWriter:
         self.toc: list[TocItem] = []  # the chapters, each with its sections nested under it
         self._sections = ChapterSections()
         self._parts: list[str] = []
+        self._notes: list[str] = []  # the chapter's notes, written after its text
         self._title = ""
         self._first_page = self._last_page = 0
 
@@ -118,8 +121,10 @@ class _ChapterWriter:
         self._title = " ".join(xml_safe(heading_text).split())
         self._first_page = self._last_page = page_index
 
-    def add(self, *, page_index: int, xhtml: str, sections: list[Section]) -> None:
+    def add(self, *, page_index: int, xhtml: str, sections: list[Section], notes: str = "") -> None:
         self._parts.append(xhtml)
+        if notes:
+            self._notes.append(notes)
         self._last_page = page_index
         for section in sections:
             self._sections.add(section)
@@ -136,13 +141,15 @@ class _ChapterWriter:
             lang=self._book.language,
             direction=self._direction,
         )
-        chapter.content = f"<html><body>{''.join(self._parts)}</body></html>".encode()
+        notes = f'<div class="footnotes">{"".join(self._notes)}</div>' if self._notes else ""
+        chapter.content = f"<html><body>{''.join(self._parts)}{notes}</body></html>".encode()
         chapter.add_item(self._stylesheet)
         self._book.add_item(chapter)
         self.chapters.append(chapter)
         entries = [self._toc_item(chapter, entry) for entry in self._sections.entries]
         self.toc.append((chapter, entries) if entries else chapter)  # a nav <ol> is never empty
         self._parts = []
+        self._notes = []
 
     def _toc_item(self, chapter: _SpooledChapter, entry: Entry) -> TocItem:
         section = entry.section
@@ -153,7 +160,8 @@ class _ChapterWriter:
 
 
 def _page_xhtml(book: ExportBook, options: ExportOptions, page: ExportPage, blocks: list[Block]) -> str:
-    """The page's XHTML; its headings carry their ids (`exports.toc.heading_anchor`)."""
+    """The page's XHTML without its notes; its headings carry their ids
+    (`exports.toc.heading_anchor`)."""
     heading_ids = HeadingIds(page.index)
     parts: list[str] = []
     if options.page_markers:
@@ -197,7 +205,9 @@ class EpubRenderer:
             writer = _ChapterWriter(book=package, spool=spool, stylesheet=stylesheet, rtl=book.rtl, labels=book.labels)
             cutter = ChapterCutter(options.pages_per_chapter)
             for page in book.pages():
-                blocks = blocks_of(xml_safe(page.translation)) if page.translated else []
+                blocks, notes = notes_apart(
+                    blocks_of(xml_safe(page.translation), page=page.index) if page.translated else []
+                )
                 heading = chapter_heading(blocks, chapter_level=book.chapter_level)
                 starts = cutter.starts_chapter(heading)
                 if starts:
@@ -207,7 +217,12 @@ class EpubRenderer:
                         heading_level=heading.level if heading else 0,
                     )
                 sections = page_sections(page.index, blocks, chapter_heading=starts and heading is not None)
-                writer.add(page_index=page.index, xhtml=_page_xhtml(book, options, page, blocks), sections=sections)
+                writer.add(
+                    page_index=page.index,
+                    xhtml=_page_xhtml(book, options, page, blocks),
+                    sections=sections,
+                    notes=notes_xhtml(notes, back_label=book.labels.back_to_text),
+                )
             writer.close()
             if not writer.chapters:  # a book without pages still has a readable document
                 title = book.title.strip() or book.identifier

@@ -1,7 +1,8 @@
 """Html: one self-contained HTML5 document — `lang`/`dir` from the book's language, inline
 CSS only, a `<nav>` table of contents, one `<section>` per chapter inside `<main>`; its own
 words (the skip link, "Contents", chapters named by their pages, notices) in the book's
-language (`exports.labels`), tables as `<table>` in a scrolling region (`_html`).
+language (`exports.labels`), tables as `<table>` in a scrolling region, a page's footnotes
+after its text, linked both ways with their references (`_html`).
 
 Two passes over `book.pages()`, neither holding the book: the first finds where chapters
 start and their sections (the headings inside a chapter down to `###`, nested as in every
@@ -193,6 +194,8 @@ class HtmlRenderer:
                 table_label=book.labels.table,
                 heading_id=heading_id,
                 heading_ids=HeadingIds(page.index),
+                page=page.index,
+                back_label=book.labels.back_to_text,
             )
         else:
             text = notice_html(book, page, source_follows=not options.bilingual) if page_shows_notice(page) else ""

@@ -1,9 +1,12 @@
 """Markdown: the book as one CommonMark file — the title as a level-1 heading, then each
 page's translation as written, `<!-- page 12 -->` before each page when asked, and a
-quoted notice for a page without a translation (with a failed page's original text)."""
+quoted notice for a page without a translation (with a failed page's original text).
+A page's footnotes stay Markdown footnotes, their labels made the notes' ids in the book
+(`[^4]` on page 12 is `[^p12-4]`): a label is unique within its page only."""
 
 from __future__ import annotations
 
+from exports.blocks import notes_renamed
 from exports.book import ExportBook, ExportPage, page_notice
 from exports.renderers._epub_docx_text import source_paragraphs
 from exports.renderers._text import TextRenderer, markdown_escape, trim_blank_lines
@@ -21,7 +24,7 @@ class MarkdownRenderer(TextRenderer):
         return f"<!-- page {page.index} -->"
 
     def text_of(self, page: ExportPage) -> str:
-        return trim_blank_lines(page.translation)
+        return trim_blank_lines(notes_renamed(page.translation, page=page.index))
 
     def notice_of(self, page: ExportPage, book: ExportBook) -> str:
         """A quote: the notice, then a failed page's original text, marked as untranslated."""

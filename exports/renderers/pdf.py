@@ -14,6 +14,10 @@ author "Book Translation Service". A page without a translation shows its notice
 markers ("— 12 —") when asked; `bilingual` puts the source text and the translation side
 by side, one table per page, each column in its own fonts and direction.
 
+Footnotes: a reference is its mark, raised and smaller, linking to its note; a page's notes
+follow its text (the translation's column in a bilingual file) under a short rule, in a
+smaller size, each starting with its mark, its wrapped lines hanging under its text.
+
 A table of the book is a reportlab `Table` as wide as the text (`_Story._table`): columns
 shared by `exports.blocks.column_widths`, cells wrapped, the header row repeated on every
 sheet, columns from the right in a right-to-left book. The words the renderer writes itself
@@ -55,7 +59,7 @@ from reportlab.platypus import (
     TableStyle,
 )
 
-from exports.blocks import Block, Run, blocks_of, column_widths
+from exports.blocks import Block, Run, blocks_of, column_widths, note_anchor, notes_apart
 from exports.book import ExportBook, ExportOptions, ExportPage, page_notice
 from exports.renderers._epub_docx_text import chapter_heading
 from exports.renderers._pdf_fonts import ensure_fonts, family
@@ -91,6 +95,8 @@ NOTICE = TextStyle(
     color=colors.HexColor("#8a1c1c"),
     background=colors.HexColor("#fdf1e6"),
 )
+# A page's notes, after its text.
+NOTE = TextStyle(size=9, leading=12.5, space_after=3, color=colors.HexColor("#333333"))
 FOOTER_SIZE = 9
 # Table cells: smaller type as a table has more columns, so that a wide table still fits.
 TABLE_CELL = TextStyle(size=9.5, leading=13.5, space_after=0)
@@ -331,6 +337,51 @@ class _Bookmark(Flowable):
         self.canv.addOutlineEntry(self.title, self.key, level=self.level)
 
 
+class _NoteRule(Flowable):
+    """The short rule over a page's notes, on the side the text starts (drawn by itself:
+    a table cell, the bilingual translation column, ignores a flowable's hAlign)."""
+
+    SHARE = 0.25  # of the width
+
+    def __init__(self, *, rtl: bool) -> None:
+        super().__init__()
+        self.rtl = rtl
+        self.spaceBefore = 6
+        self.spaceAfter = 5
+        self.keepWithNext = 1
+
+    def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:  # noqa: N803 (reportlab)
+        self.width = availWidth
+        return availWidth, 0.5
+
+    def draw(self) -> None:
+        length = self.width * self.SHARE
+        start = self.width - length if self.rtl else 0.0
+        self.canv.saveState()
+        self.canv.setLineWidth(0.5)
+        self.canv.setStrokeColor(colors.grey)
+        self.canv.line(start, 0, start + length, 0)
+        self.canv.restoreState()
+
+
+class _NoteAnchor(Flowable):
+    """Where a note is: the destination its references link to (zero size; kept with the
+    note that follows)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.keepWithNext = 1
+        self.width = self.height = 0
+
+    def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:  # noqa: N803 (reportlab)
+        return 0, 0
+
+    def draw(self) -> None:
+        _x, top = self.canv.absolutePosition(0, 0)
+        self.canv.bookmarkPage(self.name, fit="XYZ", left=0, top=top + NOTE.leading)
+
+
 class _Story:
     """The flowables of the book, page by page."""
 
@@ -357,7 +408,7 @@ class _Story:
             yield from self._page(page)
 
     def _page(self, page: ExportPage) -> Iterator[Flowable]:
-        blocks = blocks_of(page.translation) if page.translated else []
+        blocks, notes = notes_apart(blocks_of(page.translation, page=page.index) if page.translated else [])
         opens_chapter = chapter_heading(blocks, chapter_level=self.book.chapter_level) is not None
         if opens_chapter:
             if self.sheet_has_content:
@@ -398,6 +449,7 @@ class _Story:
                 else:
                     translation.append(bookmark)
             translation.extend(self._block(block, width))
+        translation.extend(self._notes(notes))
         if self.options.bilingual:
             yield self._columns(self._source_flowables(page), translation)
         else:
@@ -429,6 +481,18 @@ class _Story:
         else:
             style = BODY
         return self._maybe(self._text(spans, style, prefix=prefix))
+
+    def _notes(self, notes: list[Block]) -> list[Flowable]:
+        """A page's notes under a short rule, each its mark and its text (with the
+        destination its references link to)."""
+        if not notes:
+            return []
+        flowables: list[Flowable] = [_NoteRule(rtl=self.book.rtl)]
+        for note in notes:
+            flowables.append(_NoteAnchor(note_anchor(note.note)))
+            flowables.extend(self._maybe(self._text(list(note.runs), NOTE, prefix=note.mark)))
+        flowables.append(Spacer(0, 6))
+        return flowables
 
     def _table(self, block: Block, width: float) -> Table | None:
         """A table as wide as the text: columns in proportion to their text, cells wrapped
@@ -524,7 +588,9 @@ class _Story:
         self, spans: list[Run], style: TextStyle, *, prefix: str = "", rtl: bool | None = None
     ) -> Flowable | None:
         default_rtl = self.book.rtl if rtl is None else rtl
-        return text_flowable(spans, style, language=self.book.language, default_rtl=default_rtl, prefix=prefix)
+        return text_flowable(
+            spans, style, language=self.book.language, default_rtl=default_rtl, prefix=prefix, note_links=True
+        )
 
     @staticmethod
     def _maybe(flowable: Flowable | None) -> list[Flowable]:

@@ -57,7 +57,7 @@ sup.noteref a { text-decoration: none; padding-inline: 0.1em; }
 .footnote { margin-block: 0.4rem; }
 .footnote p { margin-block: 0.2rem; }
 .note-mark { font-weight: 600; }
-.footnote .backlink { text-decoration: none; margin-inline-start: 0.3em; }
+.footnote .backlink { text-decoration: none; }
 .footnote:target { background: #fff8d6; }
 @media (max-width: 40rem) { .page.bilingual { grid-template-columns: minmax(0, 1fr); } }
 @media print { nav { break-after: page; } .skip-link { display: none; } }

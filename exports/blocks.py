@@ -284,7 +284,9 @@ def notes_renamed(markdown: str, *, page: int) -> str:
     and `[^4]:` on page 12 become `[^p12-4]` and `[^p12-4]:`), so that the pages of a book
     make one Markdown file whose notes stay apart; code (blocks and spans) is left as it is.
     A text without footnote definitions is returned unchanged."""
-    tokens = _parser.parse(markdown or "")
+    if "[^" not in (markdown or ""):  # no footnote: the text is not parsed (the Markdown export parses nothing else)
+        return markdown
+    tokens = _parser.parse(markdown)
     labels = {str(token.meta["label"]) for token in tokens if token.type == "footnote_reference_open"}
     if not labels:
         return markdown

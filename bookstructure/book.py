@@ -186,8 +186,15 @@ def _stored_furniture(layouts: Sequence[Layout], stored: Sequence[Sequence[Mappi
         lines = page_lines(layout, page=index)
         found: list[FurnitureLine] = []
         used: set[LineRef] = set()
+        height = float(layout.get("height") or 0.0)
         for item in items:
-            line = next((line for line in lines if line.text == item.get("text") and line.ref not in used), None)
+            # Furniture stands at an edge: of the lines with its text, the one nearest an edge
+            # (a page number "1" is not the mark "1" of an author's affiliation).
+            line = min(
+                (line for line in lines if line.text == item.get("text") and line.ref not in used),
+                key=lambda line: min(line.top, height - line.bottom) if height else 0.0,
+                default=None,
+            )
             if line is not None:
                 used.add(line.ref)
                 found.append(FurnitureLine(ref=line.ref, kind=FurnitureKind(item["kind"]), text=line.text))

@@ -83,7 +83,7 @@ _NOTE_LABELS = {
     "\u2021": "ddagger",
     "\u00a7": "section",
     "\u00b6": "pilcrow",
-    "?": "note",
+    "?": "star",  # a sign whose glyph the PDF does not name (a TeX star, most often)
 }
 _MARKED = re.compile(f"{MARK_OPEN}([^{MARK_SPLIT}]*){MARK_SPLIT}([^{MARK_CLOSE}]*){MARK_CLOSE}")
 
@@ -359,6 +359,11 @@ def _columns_joined(drafts: list[_Draft]) -> list[_Draft]:
     column (a figure's labels or a caption between them aside), as a page's last paragraph
     is carried on to the next page."""
     joined: list[_Draft] = []
+    # Only a column's text goes on in the next column: a part across the page (a title, an
+    # abstract) or a short part above the columns (an "Abstract" label) is not continued.
+    sizes: dict[int, int] = {}
+    for draft in drafts:
+        sizes[draft.lines[0].region] = sizes.get(draft.lines[0].region, 0) + len(draft.lines)
     for draft in drafts:
         region = draft.lines[0].region
         last = _last_text(joined)
@@ -367,6 +372,8 @@ def _columns_joined(drafts: list[_Draft]) -> list[_Draft]:
             last is not None
             and previous is not None
             and previous.lines[-1].region < region
+            and min(previous.lines[-1].column, draft.lines[0].column) >= 0
+            and sizes.get(previous.lines[-1].region, 0) >= FULL_PAGE_LINES
             and not any(not _is_float(other) and other.lines[0].region == region for other in joined[last + 1 :])
             and not _is_float(draft)
             and _continues(previous, draft)
@@ -427,11 +434,11 @@ def _notes_read(foot: Sequence[_Draft]) -> list[_Note]:
 
 
 def _note_label(mark: str) -> str:
-    """A Markdown footnote label for a mark: a number as it is, a sign by its name (twice: `dagger2`)."""
+    """A Markdown footnote label for a mark: a number as it is, a sign by its name, as
+    often as it is set (`††`: `daggerdagger`; the exports show the sign again)."""
     if mark.isdigit():
         return mark
-    name = _NOTE_LABELS.get(mark[0], "note")
-    return name if len(mark) == 1 else f"{name}{len(mark)}"
+    return _NOTE_LABELS.get(mark[0], "star") * len(mark)
 
 
 def _note_paragraph(note: _Note, *, vocabulary: Vocabulary, words: WordList) -> Paragraph:

@@ -130,17 +130,41 @@ def carried_split(pairs: Groups, *, next_translated: bool) -> dict[tuple[LineRef
     """The share of the carried paragraph's translation set on the next page, keyed by its
     lines there (`pairs`: the page aligned). Empty when nothing is carried or the next page
     is not translated."""
-    if not pairs or not next_translated:
+    carried = carried_pair(pairs)
+    if carried is None or not next_translated:
         return {}
-    group, blocks = pairs[-1]
+    group, blocks = pairs[carried]
     paragraph = group[-1]
-    if len(group) != 1 or not paragraph.carried or paragraph.kind in KEPT_KINDS or len(blocks) != 1:
+    if len(group) != 1 or paragraph.kind in KEPT_KINDS or len(blocks) != 1:
         return {}
     block = blocks[0]
     here = [ref for ref in paragraph.lines if ref.page == paragraph.page]
     there = [ref for ref in paragraph.lines if ref.page != paragraph.page]
     _, rest = split(block.text, len(here) / len(paragraph.lines))
     return {tuple(there): rest} if there and rest else {}
+
+
+def carried_pair(pairs: Groups) -> int | None:
+    """The position in `pairs` of the paragraph carried on to the next page: the page's last
+    paragraph of text (its footnotes, set at the end of its Markdown, come after it)."""
+    for index in range(len(pairs) - 1, -1, -1):
+        group, _ = pairs[index]
+        if group and group[-1].kind is ParagraphKind.NOTE:
+            continue
+        return index if group and group[-1].carried else None
+    return None
+
+
+def split_shares(text: str, shares: Sequence[float]) -> list[str]:
+    """`text` cut into parts of about these shares of its words (the last takes the rest)."""
+    parts: list[str] = []
+    rest, left = text, 1.0
+    for share in shares[:-1]:
+        part, rest = split(rest, min(share / left, 1.0)) if rest and left > 0 else ("", rest)
+        parts.append(part)
+        left -= share
+    parts.append(rest)
+    return parts
 
 
 def split(text: str, share: float) -> tuple[str, str]:

@@ -53,6 +53,7 @@ class Region:
     line_height: float = 0.0  # a line's box (its ink, about 0.9 of the size)
     align: str = "start"  # TextStyle.align: a table cell is aligned as its column is
     fixed: bool = False  # a table's cell: its box and free space are its cell's, never merged or grown
+    column: int = 0  # the column of a page in columns its lines stand in (-1: across the page; `PageLine.column`)
 
 
 def inside(box: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:
@@ -109,6 +110,7 @@ def region_of(lines: Sequence[PageLine], blocks: list[Block]) -> Region:
         font=font_of(lines),
         leading=pitch_of(lines),
         line_height=heights[len(heights) // 2],
+        column=lines[0].column,
     )
 
 
@@ -238,6 +240,8 @@ def _flowables(region: Region, size: float, book: ExportBook) -> list[Flowable]:
             runs = [Run(block.text, code=True)]
         elif block.kind == "table":
             runs = [Run(" ".join(block.text.split()))]
+        elif block.kind == "note":  # a footnote set where the source's was, its mark first
+            prefix = block.mark
         flowable = text_flowable(runs, each, language=book.language, default_rtl=book.rtl, prefix=prefix)
         if flowable is not None:
             made.append(flowable)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import io
 import logging
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,7 +47,15 @@ from bookstructure.paragraphs import PageText, Paragraph, ParagraphKind
 from bookstructure.words import word_list
 from exports.blocks import Block, Run, blocks_of
 from exports.book import BookSource, ExportBook, ExportOptions, ExportPage, PageLayout, page_notice
-from exports.renderers._pdf_align import Groups, aligned, carried_split, split, table_paired, translated
+from exports.renderers._pdf_align import (
+    Groups,
+    aligned,
+    carried_pair,
+    carried_split,
+    split_shares,
+    table_paired,
+    translated,
+)
 from exports.renderers._pdf_fit import (
     BOTTOM_MARGIN,
     Region,
@@ -407,7 +415,9 @@ def _page_finish(
     canvas = overlays.page(target, shown.width, shown.height)
     body = [line for line in removed if not line.mono]
     for region in merged(regions):
-        region.box = region.box if region.fixed else clear_of(widened(region.box, body, all_lines), kept)
+        # A region grows to its own column's edge (a page in columns), never over the next one.
+        column_body = [line for line in body if line.column == region.column]
+        region.box = region.box if region.fixed else clear_of(widened(region.box, column_body, all_lines), kept)
         region.free_below = free_below(region, all_lines, page_bottom)
         region_draw(canvas, region, book, shown.from_layout)
     overlays.done()
@@ -524,7 +534,9 @@ def _scan_make(
     kept = [line for line in all_lines if line.ref not in replaced]
     body = [line for line in removed if not line.mono]
     for region in placed:
-        region.box = region.box if region.fixed else clear_of(widened(region.box, body, all_lines), kept)
+        # A region grows to its own column's edge (a page in columns), never over the next one.
+        column_body = [line for line in body if line.column == region.column]
+        region.box = region.box if region.fixed else clear_of(widened(region.box, column_body, all_lines), kept)
         region.free_below = free_below(region, all_lines, frame.height - BOTTOM_MARGIN)
         # OCR lines are set further apart than the scan's (LEADING_MIN_READ): a region's
         # first line may not rise into the last of the region above.
@@ -566,6 +578,7 @@ def _regions(
             regions.append(region_of(body, blocks))
             removed += body
         return regions, removed
+    carried_at = carried_pair(pairs)
     for index, (group, blocks) in enumerate(pairs):
         table = table_paired((group, blocks))
         if table is not None:  # set cell by cell (_pdf_table)
@@ -579,12 +592,30 @@ def _regions(
         if not own:
             continue
         paragraph = group[-1]
-        last = index == len(pairs) - 1
-        if len(group) == 1 and paragraph.carried and last and len(blocks) == 1 and len(own) < len(paragraph.lines):
+        parts = _column_parts(own)
+        carried_here = index == carried_at and len(own) < len(paragraph.lines) and next_translated
+        if len(group) == 1 and len(blocks) == 1 and (carried_here or len(parts) > 1):
+            # A paragraph set over two columns, or carried on to the next page: each column
+            # (and the next page, `carried_split`) sets its share of the translation.
             block = blocks[0]
-            first, rest = split(block.text, len(own) / len(paragraph.lines))
-            if rest and next_translated:  # the next page sets the rest (`carried_split`)
-                blocks = [Block(kind=block.kind, runs=(Run(first),), level=block.level)]
-        regions.append(region_of(own, blocks))
+            shares = [len(part) / len(paragraph.lines) for part in parts]
+            texts = split_shares(block.text, [*shares, 1 - sum(shares)] if carried_here else shares)
+            for part, part_text in zip(parts, texts, strict=False):
+                if part_text:
+                    regions.append(region_of(part, [Block(kind=block.kind, runs=(Run(part_text),), level=block.level)]))
+        else:
+            regions.append(region_of(own, blocks))
         removed += own
     return regions, removed
+
+
+def _column_parts(lines: Sequence[PageLine]) -> list[list[PageLine]]:
+    """A paragraph's lines on a page, cut where they go on in another part of the page (a
+    column of a page in columns)."""
+    parts: list[list[PageLine]] = []
+    for line in lines:
+        if parts and parts[-1][-1].region == line.region:
+            parts[-1].append(line)
+        else:
+            parts.append([line])
+    return parts

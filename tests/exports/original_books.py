@@ -21,7 +21,7 @@ from bookstructure.words import word_list
 from exports.book import BookSource, ExportBook, ExportPage, PageLayout
 from projects.intake.layout import pdf_layouts
 from tests.exports.books import sample_book
-from tests.support.corpus import debian_pdf
+from tests.support.corpus import debian_pdf, paper_pdf, pdf_window
 from tests.support.openai_server import fake_translation
 
 LAYOUT_CHUNK = 50  # pages poppler reads at a time
@@ -115,4 +115,45 @@ def original_book(pages: int) -> ExportBook:
         page_count=len(offsets),
         pages=page_iter,
         source=BookSource(pdf=lambda: nullcontext(folder / "book.pdf"), layouts=layouts),
+    )
+
+
+def paper_book(name: str, *, pages: int, folder: Path) -> ExportBook:
+    """The first `pages` pages of a sample paper (tests/support/corpus.py PAPERS) as a book
+    normalize would store, translated by the stand-in (every word backwards), its source
+    PDF `folder / "paper.pdf"`."""
+    source = pdf_window(paper_pdf(name), 1, pages, folder / "paper.pdf")
+    layouts = pdf_layouts(source, first=1, last=pages)
+    bodies = pages_structure(layouts, first_index=1, start=1, ready_through=pages, carried_in={}, words=word_list("en"))
+    carried = {each.page: each for body in bodies for each in body.carries_into}
+    stored = [
+        (
+            ExportPage(
+                index=body.index,
+                translated=True,
+                translation=fake_translation(body.markdown),
+                source_text="",
+                failed=False,
+                failure_reason="",
+                image_key="",
+                blank=not body.markdown.strip(),
+            ),
+            PageLayout(
+                index=body.index,
+                layout=layout,
+                carried_from=carried[body.index].origin if body.index in carried else None,
+                carried_lines=carried[body.index].lines if body.index in carried else (),
+                furniture=body.furniture,
+            ),
+        )
+        for body, layout in zip(bodies, layouts, strict=True)
+    ]
+    return replace(
+        sample_book("en", pages=2),
+        page_count=pages,
+        pages=lambda: iter([page for page, _ in stored]),
+        source=BookSource(
+            pdf=lambda: nullcontext(source),
+            layouts=lambda first, last: [layout for _, layout in stored if first <= layout.index <= last],
+        ),
     )

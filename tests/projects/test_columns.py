@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bookstructure.book import pages_structure
+from bookstructure.book import pages_paragraphs, pages_structure
 from bookstructure.columns import LineBox, page_regions
 from bookstructure.lines import page_lines, spans_text
 from bookstructure.paragraphs import ParagraphKind, book_text_build
@@ -255,3 +255,27 @@ def test_an_elsevier_papers_footnotes_are_notes_and_no_sentence_is_cut_by_them()
     assert first.index("[^4]: WGM occur") > first.index("The QE interacts with the gradient")
     assert "## 2. Evanescent vs. conventional quadrupole light-matter coupling" in second
     assert "placed at a small[^5] distance" in second
+
+
+def test_stored_furniture_is_found_again_at_the_pages_edge_not_where_its_text_stands_in_the_body() -> None:
+    # An author's affiliation mark "1" high on the page, the page number "1" at its foot.
+    layout = _page(
+        _column(72, 540, 80, ["Jane Author"]),
+        _block((300, 96, 304, [_span("1", size=6.0)]), height=6),
+        _column(72, 540, 110, [f"{PROSE} {PROSE}"] * 6),
+        _block((303, 750, 309, [_span("1")])),
+    )
+
+    (page,) = pages_paragraphs(
+        [layout],
+        first_index=1,
+        start=1,
+        through=1,
+        carried_in={},
+        words=NO_WORDS,
+        furniture=[({"kind": "page_number", "text": "1"},)],
+    )
+
+    texts = [paragraph.text for paragraph in page.paragraphs]
+    assert "1" not in texts  # the page number is furniture, not a paragraph at the page's end
+    assert texts[0].startswith("Jane Author")

@@ -27,8 +27,9 @@ source's pages (for a scan, the clean pages it was made from) in the same run
 - sentences cut at page breaks: a page ends mid-sentence and the next starts lowercase;
 - code lines altered: source lines wholly in a monospace font not found verbatim;
 - words missing: source words (furniture aside) the export lacks;
-- headings found: the PDF outline's entries in the window (else its large lines) that
-  are Markdown headings of the export;
+- headings found: the PDF outline's entries in the window (else a book's large lines, a
+  paper's bold or large lines outside its title block) that are Markdown headings of the
+  export;
 - reading order: the source's invariant tokens (numbers, identifiers, names) that the
   export holds in the source's order (a longest common subsequence);
 - section numbers kept: numbered source headings whose number and title are one heading;
@@ -211,7 +212,10 @@ class Source:
     numbered: list[tuple[str, str]]
 
 
-def source_read(pdf: Path, first: int, last: int, dictionary: set[str]) -> Source:
+def source_read(pdf: Path, first: int, last: int, dictionary: set[str], *, paper: bool = False) -> Source:
+    """The source's pages first..last as poppler reads them. Its headings are the outline's
+    entries on those pages; without an outline, a book's large lines (`large_lines`), a
+    paper's bold or large lines outside its title block (`heading_lines`)."""
     pages = last - first + 1
     lines, outline = fidelity.pdftohtml_read(pdf, first, last)
     # Export pages are numbered 1.. within the window: renumber the source to match.
@@ -233,7 +237,8 @@ def source_read(pdf: Path, first: int, last: int, dictionary: set[str]) -> Sourc
         page_texts=page_texts,
         furniture_words=" ".join(text for texts in furniture.values() for text in texts),
         code=fidelity.code_lines(lines),
-        headings=[title for _, title in entries] or fidelity.large_lines(lines, furniture=furniture),
+        headings=[title for _, title in entries]
+        or (fidelity.heading_lines if paper else fidelity.large_lines)(lines, furniture=furniture),
         numbered=fidelity.numbered_headings(lines, entries, furniture=furniture),
     )
 
@@ -283,9 +288,11 @@ def structure_measure(source: Source, exported: Exported) -> Measures:
     )
 
 
-def document_measure(owner: User, pdf: Path, first: int, last: int, folder: Path, dictionary: set[str]) -> Measures:
+def document_measure(
+    owner: User, pdf: Path, first: int, last: int, folder: Path, dictionary: set[str], *, paper: bool = False
+) -> Measures:
     """A text-layer document's pages first..last: echo for structure, local for code lines."""
-    source = source_read(pdf, first, last, dictionary)
+    source = source_read(pdf, first, last, dictionary, paper=paper)
     whole = first == 1 and last == pdf_page_count(pdf)
     window = pdf if whole else pdf_window(pdf, first, last, folder / f"{pdf.stem}-{first}-{last}.pdf")
     echo = pipeline_export(owner, window, engine="echo", pages=source.pages, storage=folder / "storage")
@@ -403,7 +410,7 @@ def run() -> list[Result]:
             results += report(f"fidelity, {name} {first}-{last}", measures, engine="echo")
         for name in papers:
             pdf = paper_pdf(name)
-            measures = document_measure(owner, pdf, 1, pdf_page_count(pdf), folder, dictionary)
+            measures = document_measure(owner, pdf, 1, pdf_page_count(pdf), folder, dictionary, paper=True)
             results += report(f"fidelity, paper {name} ({measures.pages} pages)", measures, engine="echo")
         for name, first, last, scanner, upload in scans:
             measures = scan_measure(owner, name, first, last, scanner, upload, folder, dictionary)

@@ -262,6 +262,55 @@ def words_kept(source_text: str, export_text: str, *, excluded_text: str = "") -
     return len(words(export_text)), sum(source.values())
 
 
+CAPTION = re.compile(r"^(?:fig(?:ure)?|table|tab|listing|algorithm)\.?\s*[\dIVX]", re.IGNORECASE)
+
+
+def heading_lines(lines: Sequence[SourceLine], *, furniture: Mapping[int, list[str]]) -> list[str]:
+    """Headings by type, for a paper without an outline: lines of up to 12 words set
+    wholly in bold, or at least 15% larger than the paper's prose (the size most of its
+    lines of six words or more are set in, lines in a monospace font aside), starting with
+    a capital or a section number; not furniture, a caption (`Fig. 2`, `Table 1`), a
+    contents line or a date (ending with a number after a space), an author list (ending
+    with a comma) or an address (an e-mail); not one of three lines or more in a row of four
+    words or more (a bold abstract, a paragraph in a larger type); and not the title block: the first
+    page's lines above its first line set in a column (above its abstract, on a first page
+    read as one column). A paper's title, authors and affiliations are its front matter."""
+    prose = body_size([line for line in lines if not line.mono and len(line.text.split()) >= 6])
+    pages = {line.page for line in lines}
+    first = min(pages, default=0)
+    opening = [line for line in lines if line.page == first]
+    in_columns = [line.top for line in opening if line.column]
+    abstract = [line.top for line in opening if re.match(r"(?i)\W*(abstract|summary)\b", line.text)]
+    body_top = min(in_columns or abstract or [0.0])
+    ordered = sorted(lines, key=lambda line: (line.page, line.column, line.top))
+    marked = [(line.bold or line.size >= 1.15 * prose) and not line.mono for line in ordered]
+    # A paragraph set in bold or large type: three lines or more in a row of four words or more.
+    running = [mark and len(line.text.split()) >= 4 for mark, line in zip(marked, ordered, strict=True)]
+    paragraph = [False] * len(ordered)
+    start = 0
+    for end in range(len(ordered) + 1):
+        if end == len(ordered) or not running[end]:
+            if end - start >= 3:
+                paragraph[start:end] = [True] * (end - start)
+            start = end + 1
+    found = []
+    for at, line in enumerate(ordered):
+        text = normalized(line.text)
+        in_a_paragraph = paragraph[at]
+        if (
+            marked[at]
+            and not in_a_paragraph
+            and 0 < len(text.split()) <= 12
+            and (text[:1].isupper() or SECTION_NUMBER.match(text) is not None)
+            and not CAPTION.match(text)
+            and not re.search(r"\s\d+$|,$|@", text)
+            and text not in furniture.get(line.page, [])
+            and not (line.page == first and line.top < body_top)
+        ):
+            found.append(text)
+    return found
+
+
 # --- Reading order ------------------------------------------------------------------------
 
 # What a token loses at its ends before it is compared: punctuation that sits against a

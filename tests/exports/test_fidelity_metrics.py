@@ -312,6 +312,29 @@ def test_numbered_headings_without_an_outline_are_bold_or_large_lines_with_a_num
     ]
 
 
+def test_a_papers_headings_without_an_outline_are_its_bold_or_large_lines_outside_its_title_block():
+    prose = "Body text of the paper set in its prose size, long enough to weigh."
+    lines = [
+        SourceLine(1, 0.05, "A Paper on Things", size=14.0),  # the title block, across the columns
+        SourceLine(1, 0.08, "Ada Author", bold=True),
+        SourceLine(1, 0.2, "Abstract", bold=True, column=1),
+        *(
+            SourceLine(1, 0.22 + n / 100, "A bold abstract set in the prose size here.", bold=True, column=1)
+            for n in range(4)
+        ),
+        SourceLine(1, 0.3, "1 Introduction", bold=True, column=1),
+        *(SourceLine(1, 0.32 + n / 100, prose, column=1) for n in range(10)),
+        SourceLine(1, 0.5, "Fig. 1 A figure caption", bold=True, column=2),
+        SourceLine(1, 0.55, "2 Methods", size=12.0, column=2),
+        SourceLine(1, 0.6, "3 Results 4", bold=True, column=2),  # a contents line
+        SourceLine(1, 0.65, "B. Author, C. Author,", bold=True, column=2),
+        SourceLine(1, 0.95, "Journal of Things", bold=True),
+        SourceLine(2, 0.1, "ACKNOWLEDGMENTS", bold=True, column=1),
+    ]
+    found = fidelity.heading_lines(lines, furniture={1: ["Journal of Things"]})
+    assert found == ["Abstract", "1 Introduction", "2 Methods", "ACKNOWLEDGMENTS"]
+
+
 # --- Columns -------------------------------------------------------------------------------
 
 

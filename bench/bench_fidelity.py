@@ -42,7 +42,7 @@ code lines altered at most 2%, words missing under 1%, headings found at least 0
 source's, reading order at least 0.98, every section number kept, words kept 0.9-1.1, OCR
 recall at least 99%. Each Result's name says what its figure counts and of what (its
 baseline), with the goal, so a row reads "headings found (of the source's headings) | 81
-hd | 82 hd": its ratio is the share. Takes about 15 minutes on 2 cores (BENCH_QUICK=1: two
+hd | 82 hd": its ratio is the share. Takes about 30 minutes on 2 shared cores (BENCH_QUICK=1: two
 books, one paper, echo only, and three scanned pages, about a minute).
 """
 

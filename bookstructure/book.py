@@ -169,6 +169,7 @@ def _window_text(
         furniture=_shifted(furniture, offset),
         carried_in={page - start: taken.origin - start for page, taken in carried.items()},
         body_size=body_size,
+        first_page=start == 1,
         excluded=frozenset(
             LineRef(page=page - start, block=block, line=line)
             for page, taken in carried.items()

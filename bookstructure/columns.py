@@ -6,16 +6,16 @@ between two of them each column top to bottom, left to right. A part across the 
 between two runs of columns splits the flow there: the columns above it are read before
 it, the columns below it after.
 
-The columns are found where the text leaves a gutter: the page's narrow lines (each under
-`NARROW_LINE` of the text's width; a page's wide lines are a one-column page's prose, or
-the parts across a page in columns) cover its width but for a few strips, and a strip at
-least `GUTTER_MIN` of the page wide, covered by under `GUTTER_COVER` of what covers the
-columns beside it, is a gutter. The columns it parts must each be text set to the
-column's measure (most of their lines at least `FULL_LINE` of the column wide: justified
-prose, an index's leaders), of widths within `COLUMN_RATIO` of each other (a margin of
-notes or headings beside the text is not a column) and each at least `COLUMN_MIN` of the
-text's width. So a table's columns, a listing's aligned parts, or a picture's labels on a
-one-column page do not make columns: such a page keeps the order it had.
+The columns are found where the text leaves a gutter: the text's box is cut into strips
+across and rows down, and a strip at least `GUTTER_MIN` of the page wide that no line
+crosses along `GUTTER_HEIGHT` of the text's height, and that lines cover at most
+`GUTTER_COVER` as much as the median strip (a figure above a column leaves that column
+free for a long stretch too, but its text covers the rest), is a gutter. The columns it
+parts must be text set to the column's measure (lines at least `FULL_LINE` of the column
+wide: justified prose, an index's leaders), of widths within `COLUMN_RATIO` of each other (a
+margin of notes or headings beside the text is not a column) and each at least
+`COLUMN_MIN` of the text's width. So a table's columns, a listing's aligned parts, or a
+picture's labels on a one-column page do not make columns: such a page keeps its order.
 
 A block lies in the column its middle is in, unless it crosses a gutter (from one column
 into the next): then it is set across the page.
@@ -42,7 +42,6 @@ class LineBox(NamedTuple):
     words: int
 
 
-NARROW_LINE = 0.6  # of the text's width: a line narrower than this may be a column's
 GUTTER_MIN = 0.012  # of the page's width (7 points on a Letter page)
 GUTTER_HEIGHT = 0.3  # of the text's height: how long a gutter runs free of any line
 GUTTER_COVER = 0.5  # of the rows the page's text covers in the middle strip of its width, at most
@@ -137,12 +136,15 @@ def _columns_find(lines: Sequence[LineBox], *, width: float) -> list[_Column]:
         for position in range(max(0, int((x0 - left) / step)), min(_BINS - 1, int((x1 - left) / step)) + 1):
             for row in rows:
                 taken[position][row] = True
-    strips = [(left + start * step, left + end * step) for start, end in _gutters(taken, step=step, width=width)]
+    strips = [
+        (left + start * step, left + end * step, free / _ROWS)
+        for start, end, free in _gutters(taken, step=step, width=width)
+    ]
     # All the gutters found (three columns), else each alone, the widest first (a table's
     # or a picture's gaps beside the page's gutter).
     singles = sorted(([strip] for strip in strips), key=lambda chosen: chosen[0][0] - chosen[0][1])
     for chosen in [strips, *singles] if len(strips) > 1 else [strips]:
-        columns = _columns_between(chosen, lines)
+        columns = _columns_between([(start, end) for start, end, _ in chosen], lines)
         if len(columns) >= 2 and _columns_hold_text(columns, lines, text_width=right - left):
             return columns
     return []
@@ -162,8 +164,8 @@ def _columns_between(strips: Sequence[tuple[float, float]], lines: Sequence[Line
     return columns
 
 
-def _gutters(taken: Sequence[Sequence[bool]], *, step: float, width: float) -> list[tuple[int, int]]:
-    """The strips (first bin, bin after the last) inside the text that no line crosses
+def _gutters(taken: Sequence[Sequence[bool]], *, step: float, width: float) -> list[tuple[int, int, int]]:
+    """The strips (first bin, bin after the last, the rows it runs free) inside the text that no line crosses
     along at least GUTTER_HEIGHT of its height and that lines cover far less than the
     page's text does (GUTTER_COVER of the median strip), at least GUTTER_MIN of the page wide."""
     # A gutter is covered far less than the columns beside it (a figure above a column
@@ -174,7 +176,7 @@ def _gutters(taken: Sequence[Sequence[bool]], *, step: float, width: float) -> l
         value <= GUTTER_COVER * level and _longest_free(column) >= GUTTER_HEIGHT * _ROWS
         for value, column in zip(cover, taken, strict=True)
     ]
-    gutters: list[tuple[int, int]] = []
+    gutters: list[tuple[int, int, int]] = []
     position = 0
     while position < len(tall):
         if not tall[position]:
@@ -188,8 +190,9 @@ def _gutters(taken: Sequence[Sequence[bool]], *, step: float, width: float) -> l
         # The middle of the strip (a column's ragged edge aside) is free along one stretch.
         middle = range(start + (position - start) // 4, position - (position - start) // 4)
         shared = [all(not taken[bin_][row] for bin_ in middle) for row in range(_ROWS)]
-        if _longest_free([not free for free in shared]) >= GUTTER_HEIGHT * _ROWS:
-            gutters.append((start, position))
+        free = _longest_free([not free for free in shared])
+        if free >= GUTTER_HEIGHT * _ROWS:
+            gutters.append((start, position, free))
     return gutters
 
 
@@ -202,17 +205,24 @@ def _longest_free(rows: Sequence[bool]) -> int:
 
 
 def _columns_hold_text(columns: Sequence[_Column], lines: Sequence[LineBox], *, text_width: float) -> bool:
+    """Whether the columns are a page's columns: of like widths, each holding prose set to
+    the column's measure (a table's columns, a list beside a paragraph are not)."""
     widths = [column.x1 - column.x0 for column in columns]
     if min(widths) < COLUMN_MIN * text_width or max(widths) > COLUMN_RATIO * min(widths):
         return False
+    prose = 0
     for column in columns:
         inside = [box for box in lines if box[0] >= column.x0 - 1 and box[2] <= column.x1 + 1]
+        if len(inside) < FULL_LINES_MIN:
+            return False
         full = [box for box in inside if box[2] - box[0] >= FULL_LINE * (column.x1 - column.x0)]
-        if len(full) < FULL_LINES_MIN or len(full) < FULL_SHARE * len(inside):
-            return False
-        if statistics.median(box.words for box in full) < PROSE_WORDS:
-            return False
-    return True
+        if (
+            len(full) >= FULL_LINES_MIN
+            and len(full) >= FULL_SHARE * len(inside)
+            and statistics.median(box.words for box in full) >= PROSE_WORDS
+        ):
+            prose += 1
+    return prose == len(columns)
 
 
 def _crosses(box: Box, columns: Sequence[_Column]) -> bool:

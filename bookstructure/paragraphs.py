@@ -56,6 +56,8 @@ NOTE_SIZE = 0.92  # a footnote is set at most this much of the body's size
 NOTES_MAX = 6  # footnotes at the foot of one column or page, at most (more: a list in small type)
 FIGURE_TEXT_WIDTH = 0.5  # of its column: every line of a figure's labels is narrower
 FIGURE_TEXT_LINES = 3
+FRONT_PROSE_LINES = 3  # a paragraph of this many lines is prose: the front matter has ended
+NAMES_SHARE = 0.85  # of a line's words that are names or initials, for a line of authors
 ROW_OVERLAP = 0.5  # lines whose tops are within half a line height are one row of a listing
 ROW_JOIN_LINE_HEIGHTS = 2.0  # a line's part set apart by at most this much space (a section number, a justified word)
 
@@ -70,6 +72,23 @@ _SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u207
 _LEADER_DOTS = re.compile(r"\s*(?:\.\s?){4,}\s*")
 _CODE_SPANS_MET = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
 _SECTION_NUMBER = re.compile(r"(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
+_SECTION_WORD = re.compile(
+    r"(?:abstract|introduction|summary|contents|keywords|key words|preface|foreword|background|overview"
+    r"|r[ée]sum[ée]|zusammenfassung|resumen|einleitung)\b",
+    re.IGNORECASE,
+)
+_DATE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?:\d{1,2},?\s+)?(?:1[89]|20)\d\d\b",
+    re.IGNORECASE,
+)
+_NAME_MARKS = re.compile(
+    r"\[\^[^\]]*\]|\([^)]*\)|[\d*\u2217\u2020\u2021\u22c6\u00a7\u00b6?\u2070-\u209f\u00b9\u00b2\u00b3]"
+)
+_NAME_SPLIT = re.compile(r"[\s,;&]+|\band\b")
+_INITIALS = re.compile(r"(?:[A-Z][a-z]?\.-?)+")
+_NAME_PARTICLES = frozenset(
+    {"van", "von", "de", "der", "den", "da", "di", "del", "du", "la", "le", "of", "y", "bin", "al"}
+)
 _CAPTION = re.compile(
     r"(?:fig(?:ure)?|table|tab|algorithm|listing|scheme|chart|plate|exhibit)\.?\s*(?:\d+|[ivx]+|[a-z])(?:[.-]\d+)*\s*[.:|]",
     re.IGNORECASE,
@@ -169,6 +188,7 @@ def book_text_build(
     carried_in: Mapping[int, int] | None = None,
     body_size: float | None = None,
     excluded: frozenset[LineRef] = frozenset(),
+    first_page: bool = False,
 ) -> BookText:
     """The paragraphs of a book's pages (in book order), furniture left out; `furniture`
     defaults to `furniture_detect(layouts)`, `words` is the source language's word list
@@ -176,7 +196,9 @@ def book_text_build(
     lines were already carried onto an earlier page, outside `layouts`, to that page: no
     paragraph before them is carried on (a book read in windows decides each page break
     once), and the caller leaves those lines out (`excluded`). `body_size` is the body text's font size
-    (default: the most common in `layouts`); `excluded` lines are left out too (tables)."""
+    (default: the most common in `layouts`); `excluded` lines are left out too (tables).
+    `first_page`: `layouts[0]` is the book's first page, whose front matter (the authors
+    under the title) is read as such."""
     furniture = furniture if furniture is not None else furniture_detect(layouts)
     carried_in = carried_in or {}
     # A table whose lines an earlier page took (its rest, `excluded` as carried) is not found again.
@@ -198,7 +220,7 @@ def book_text_build(
     book_right = statistics.median(max(line.x1 for line in body) for body in full_pages) if full_pages else 0.0
     drafts_by_page: list[list[_Draft]] = []
     notes_by_page: list[list[_Note]] = []
-    for body in bodies:
+    for index, body in enumerate(bodies):
         edges = _region_edges(body)
         if len(edges) == 1 and len(body) < FULL_PAGE_LINES:
             (region, (left, right)), *_ = edges.items()
@@ -209,6 +231,8 @@ def book_text_build(
         ]
         for draft in drafts:
             draft.kind, draft.level = _kind(draft.lines, body_size=body_size)
+        if first_page and index == 0:
+            _front_matter_read(drafts)
         drafts, notes = _notes_split(_footnote_marks_placed(drafts, body_size=body_size), body_size=body_size)
         drafts_by_page.append(_columns_joined(drafts))
         notes_by_page.append(notes)
@@ -494,6 +518,54 @@ def notes_linked(paragraphs: Sequence[Paragraph], notes: Sequence[Paragraph]) ->
             shown = block_start_escape(f"{note.note} {text}")
             result.append(replace(note, kind=ParagraphKind.PARAGRAPH, markdown=shown))
     return result
+
+
+def _front_matter_read(drafts: Sequence[_Draft]) -> None:
+    """The book's first page: under its title (its largest heading), up to the first
+    section (a numbered heading, an Abstract, an Introduction, ...) or the first prose, a
+    line set large that names people (the authors, with their affiliations' marks) or gives
+    a date is front matter, a paragraph, not a heading."""
+    headings = [draft for draft in drafts if draft.kind is ParagraphKind.HEADING]
+    if not headings:
+        return
+    largest = max(max(line.size for line in draft.lines) for draft in headings)
+    title = next(draft for draft in headings if max(line.size for line in draft.lines) >= 0.95 * largest)
+    for draft in drafts[drafts.index(title) + 1 :]:
+        text = " ".join(line.text for line in draft.lines)
+        if draft.kind is ParagraphKind.HEADING and (_names_like(text) or _DATE.search(text)):
+            draft.kind, draft.level = ParagraphKind.PARAGRAPH, 0
+        elif _front_matter_ends(draft, text):
+            return
+
+
+def _front_matter_ends(draft: _Draft, text: str) -> bool:
+    """A section's heading, or prose: sentences over a few lines (an address is no sentence)."""
+    if draft.kind is ParagraphKind.HEADING:
+        return bool(_SECTION_NUMBER.match(text) or _SECTION_WORD.match(text))
+    return (
+        draft.kind is ParagraphKind.PARAGRAPH
+        and len(draft.lines) >= FRONT_PROSE_LINES
+        and _SENTENCE_END.search(text) is not None
+    )
+
+
+def _names_like(text: str) -> bool:
+    """Whether a line names people (and their places): at least two words, nearly all of
+    them capitalised names or initials (`J.K.`), affiliation marks and a few particles
+    aside; no colon, nothing in capitals only (a title set in capitals is a title)."""
+    if ":" in text:
+        return False
+    words = [word for word in _NAME_SPLIT.split(_NAME_MARKS.sub(" ", text)) if word]
+    words = [word for word in words if len(word) > 1 or word.isupper()]  # `a`, `c`: affiliations' letters
+    words = [f"{word}." if len(word) == 1 else word for word in words]  # `V`, a name's last letter
+    if len(words) < 2:
+        return False
+    named = sum(
+        1
+        for word in words
+        if _INITIALS.fullmatch(word) or (word[0].isupper() and not word.isupper()) or word in _NAME_PARTICLES
+    )
+    return named >= NAMES_SHARE * len(words)
 
 
 def _footnote_marks_placed(drafts: list[_Draft], *, body_size: float) -> list[_Draft]:

@@ -279,3 +279,35 @@ def test_stored_furniture_is_found_again_at_the_pages_edge_not_where_its_text_st
     texts = [paragraph.text for paragraph in page.paragraphs]
     assert "1" not in texts  # the page number is furniture, not a paragraph at the page's end
     assert texts[0].startswith("Jane Author")
+
+
+def _front_page(*, names: str) -> dict[str, Any]:
+    return _page(
+        _block((150, 60, 460, [_span("A Study of Things Worth Studying", size=18.0)]), height=20),
+        _block((200, 100, 420, [_span(names, size=12.0)]), height=14),
+        _block((230, 120, 380, [_span("20 April 1999", size=12.0)]), height=14),
+        _block((72, 160, 200, [_span("1 Introduction", size=12.0)]), height=14),
+        _column(72, 540, 180, [f"{PROSE} {PROSE}"] * 4 + ["It ends here."]),
+    )
+
+
+def test_the_authors_and_the_date_under_a_books_title_are_front_matter_not_headings() -> None:
+    names = "Jane Q. Public1, John Smith2,∗ and Ann van der Berg"
+    layout = _front_page(names=names)
+
+    (first,) = book_text_build([layout], words=NO_WORDS, first_page=True).pages
+    (later,) = book_text_build([layout], words=NO_WORDS).pages  # the same page inside a book
+
+    kinds = {paragraph.text: paragraph.kind for paragraph in first.paragraphs}
+    assert kinds["A Study of Things Worth Studying"] is ParagraphKind.HEADING
+    assert kinds[names] is ParagraphKind.PARAGRAPH
+    assert kinds["20 April 1999"] is ParagraphKind.PARAGRAPH
+    assert kinds["1 Introduction"] is ParagraphKind.HEADING
+    assert {paragraph.text: paragraph.kind for paragraph in later.paragraphs}[names] is ParagraphKind.HEADING
+
+
+def test_a_subtitle_under_a_books_title_stays_a_heading() -> None:
+    subtitle = "A LATEX TEMPLATE FOR CONFERENCE PAPERS"
+    (page,) = book_text_build([_front_page(names=subtitle)], words=NO_WORDS, first_page=True).pages
+
+    assert {paragraph.text: paragraph.kind for paragraph in page.paragraphs}[subtitle] is ParagraphKind.HEADING

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -71,7 +72,9 @@ _FOOTNOTE_MARK = re.compile(r"\d{1,3}|[*\u2020\u2021]")
 _SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
 _LEADER_DOTS = re.compile(r"\s*(?:\.\s?){4,}\s*")
 _CODE_SPANS_MET = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
-_SECTION_NUMBER = re.compile(r"(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
+# A section's number: `2`, `2.1`, `A.1`, and a paper's `IV.` and `B.` (roman numerals and
+# letters with their point).
+_SECTION_NUMBER = re.compile(r"(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+|[IVX]{1,5}(?=\.)|[A-Z](?=\.))\.?\s+\S")
 _SECTION_WORD = re.compile(
     r"(?:abstract|introduction|summary|contents|keywords|key words|preface|foreword|background|overview"
     r"|r[ée]sum[ée]|zusammenfassung|resumen|einleitung)\b",
@@ -90,7 +93,8 @@ _NAME_PARTICLES = frozenset(
     {"van", "von", "de", "der", "den", "da", "di", "del", "du", "la", "le", "of", "y", "bin", "al"}
 )
 _CAPTION = re.compile(
-    r"(?:fig(?:ure)?|table|tab|algorithm|listing|scheme|chart|plate|exhibit)\.?\s*(?:\d+|[ivx]+|[a-z])(?:[.-]\d+)*\s*[.:|]",
+    r"(?:fig(?:ure)?|table|tab|algorithm|listing|scheme|chart|plate|exhibit)\.?\s*(?:\d+|[ivx]+|[a-z])(?:[.-]\d+)*"
+    r"(?:\s*[.:|]|\s+(?-i:[A-Z]))",
     re.IGNORECASE,
 )
 # A footnote's mark where the note starts: a number or a sign, then the note's text.
@@ -207,8 +211,10 @@ def book_text_build(
         for index, layout in enumerate(layouts)
     ]
     excluded = furniture.refs() | excluded | frozenset(ref for found in tables for table in found for ref in table.refs)
+    # A line of combining marks alone (an accent poppler could not place on its letter) is
+    # no text of the body.
     bodies = [
-        [line for line in page_lines(layout, page=index) if line.ref not in excluded]
+        [line for line in page_lines(layout, page=index) if line.ref not in excluded and not _marks_only(line.text)]
         for index, layout in enumerate(layouts)
     ]
     vocabulary = vocabulary_collect(line.text for body in bodies for line in body)
@@ -295,6 +301,10 @@ def _place(draft: _Draft) -> tuple[int, float]:
     return first.region, first.top
 
 
+def _marks_only(text: str) -> bool:
+    return all(unicodedata.category(character) in ("Mn", "Me", "Zs") for character in text)
+
+
 def lines_join(texts: Sequence[str], *, vocabulary: Vocabulary, words: WordList) -> str:
     """The lines of one paragraph as one text: joined with a space, a word hyphenated at a
     line end rejoined or kept as `hyphenation_resolve` decides."""
@@ -307,9 +317,11 @@ def lines_join(texts: Sequence[str], *, vocabulary: Vocabulary, words: WordList)
         if line.startswith(MARK_OPEN):  # a footnote's mark set at the head of the next line
             text += line
         elif head.endswith(tuple(f"{hyphen}`" for hyphen in _HYPHENS)) and tail.startswith("`") and len(head) > 2:
-            # An option or identifier set as code and broken after its hyphen is one code
-            # span, the hyphen its own (`--show-leak-` + `kinds` -> `--show-leak-kinds`).
-            text = text[:-1] + line[1:]
+            # Code broken after a hyphen is one code span: an option keeps its hyphen
+            # (`--show-leak-` + `kinds` -> `--show-leak-kinds`), a name the typesetter
+            # hyphenated does not (`as-` + `mejour.bst` -> `asmejour.bst`, the book's word).
+            keep = hyphenation_resolve(head.strip("`"), tail.strip("`"), vocabulary=vocabulary, words=words)
+            text = (text[:-1] if keep else text[:-2]) + line[1:]
         elif _url_continues(head.strip("`").lstrip("([{<\"'`"), tail.strip("`")):
             # A URL broken at a line end is one URL (one code span when set as code).
             glued = head.endswith("`") and tail.startswith("`") and not head.endswith("``")
@@ -612,13 +624,21 @@ def _kind(lines: Sequence[PageLine], *, body_size: float) -> tuple[ParagraphKind
     if heading_like and ratio >= 1 + FONT_SIZE_CHANGE:
         level = 1 if ratio >= 1.6 else 2 if ratio >= 1.3 else 3
         if numbered:
-            level = max(level, min(numbered.group(1).count(".") + 1, 4))
+            level = max(level, min(_section_depth(numbered.group(1)), 4))
         return ParagraphKind.HEADING, level
     if heading_like and all(line.bold for line in lines) and numbered and ratio > 1 - FONT_SIZE_CHANGE:
-        return ParagraphKind.HEADING, min(numbered.group(1).count(".") + 2, 4)
+        return ParagraphKind.HEADING, min(_section_depth(numbered.group(1)) + 1, 4)
     if text.startswith(_BULLETS):
         return ParagraphKind.LIST_ITEM, 0
     return ParagraphKind.PARAGRAPH, 0
+
+
+def _section_depth(number: str) -> int:
+    """How deep a section's number goes: `2` 1, `2.1` 2, `A.1` 2; a paper's roman `IV` 1
+    and its letter `B` (a subsection of a roman section) 2."""
+    if number.isalpha():
+        return 1 if len(number) > 1 or number in "IVX" else 2
+    return number.count(".") + 1
 
 
 def _paragraph(draft: _Draft, *, vocabulary: Vocabulary, words: WordList) -> Paragraph:
@@ -724,40 +744,45 @@ def _page_paragraphs(body: list[PageLine]) -> list[list[PageLine]]:
 
 def _rows_joined(blocks: dict[int, list[PageLine]]) -> dict[int, list[PageLine]]:
     """The blocks, a block of one line that goes on a line of another block (on its row,
-    right after it, in its part of the page) put into that block after that line: poppler
-    parts a line at a wide space, so a section's number and its title ("2" "Template
-    Overview") or a justified heading's words stand in blocks of their own."""
+    right after it, in its part of the page) put into that block after that line, or one
+    that a line of another block goes on (a number before a title) put before that line:
+    poppler parts a line at a wide space, so a section's number and its title ("2"
+    "Template Overview") or a justified heading's words stand in blocks of their own."""
     joined = {block: list(lines) for block, lines in blocks.items()}
     owner = {line.ref: block for block, lines in blocks.items() for line in lines}
     for block, lines in blocks.items():
         if len(lines) != 1 or lines[0].mono or block not in joined:
             continue
         line = lines[0]
-        host = _row_host(line, [other for key, others in joined.items() if key != block for other in others])
-        if host is not None:
-            target = joined[owner[host.ref]]
-            target.insert(target.index(host) + 1, line)
-            owner[line.ref] = owner[host.ref]
-            del joined[block]
+        others = [other for key, others in joined.items() if key != block for other in others]
+        for host, after in ((_row_host(line, others, before=True), 1), (_row_host(line, others, before=False), 0)):
+            if host is not None:
+                target = joined[owner[host.ref]]
+                target.insert(target.index(host) + after, line)
+                owner[line.ref] = owner[host.ref]
+                del joined[block]
+                break
     return joined
 
 
-def _row_host(line: PageLine, others: Sequence[PageLine]) -> PageLine | None:
-    """The line that `line` goes on: on its row (sharing most of the smaller height), in
-    its part of the page, ending at most ROW_JOIN_LINE_HEIGHTS before it, nothing between."""
+def _row_host(line: PageLine, others: Sequence[PageLine], *, before: bool) -> PageLine | None:
+    """The line that `line` goes on (`before`: the line ends at most ROW_JOIN_LINE_HEIGHTS
+    before it; else the line starts as near after it), on its row (sharing most of the
+    smaller height), in its part of the page: the nearest."""
     best: PageLine | None = None
+    best_gap = float("inf")
     for other in others:
         height = min(line.height, other.height)
         shared = min(line.bottom, other.bottom) - max(line.top, other.top)
-        gap = line.x0 - other.x1
+        gap = line.x0 - other.x1 if before else other.x0 - line.x1
         if (
             other.region == line.region
             and not other.mono
             and shared >= ROW_OVERLAP * max(height, 1.0)
             and -0.5 <= gap <= ROW_JOIN_LINE_HEIGHTS * max(line.height, other.height, 1.0)
-            and (best is None or other.x1 > best.x1)
+            and gap < best_gap
         ):
-            best = other
+            best, best_gap = other, gap
     return best
 
 

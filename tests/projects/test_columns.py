@@ -311,3 +311,56 @@ def test_a_subtitle_under_a_books_title_stays_a_heading() -> None:
     (page,) = book_text_build([_front_page(names=subtitle)], words=NO_WORDS, first_page=True).pages
 
     assert {paragraph.text: paragraph.kind for paragraph in page.paragraphs}[subtitle] is ParagraphKind.HEADING
+
+
+def test_a_name_set_as_code_and_hyphenated_by_the_typesetter_is_joined_whole() -> None:
+    layout = _page(
+        _block(
+            (72, 100, 540, [_span("The style file"), _span("as-", mono=True)]),
+            (
+                72,
+                114,
+                540,
+                [_span("mejour.bst", mono=True), _span("formats the references of"), _span("asmejour", mono=True)],
+            ),
+        ),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    assert page.markdown == "The style file `asmejour.bst` formats the references of `asmejour`"
+
+
+def test_a_heading_numbered_in_roman_numerals_or_a_letter_is_a_heading_of_its_depth() -> None:
+    bold = {"bold": True}
+    layout = _page(
+        _block((72, 80, 300, [{**_span("I. FIRST-LEVEL HEADING"), **bold}])),
+        _column(72, 540, 100, [f"{PROSE} {PROSE}"] * 3 + ["It ends."]),
+        _block((72, 170, 300, [{**_span("A. Second-level heading"), **bold}])),
+        _column(72, 540, 190, [f"{PROSE} {PROSE}"] * 3 + ["It ends."]),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    headings = [
+        (paragraph.level, paragraph.text) for paragraph in page.paragraphs if paragraph.kind is ParagraphKind.HEADING
+    ]
+    assert headings == [(2, "I. FIRST-LEVEL HEADING"), (3, "A. Second-level heading")]
+
+
+def test_a_section_number_left_of_a_heading_in_another_block_joins_it_and_a_lone_accent_is_dropped() -> None:
+    # The Debian FAQ's page 13: "2.2" a block of its own, its title in the next block after a
+    # combining accent poppler could not place ("\u0300", set a little higher).
+    layout = _page(
+        _block((85, 598, 106, [_span("2.2", size=14.3)]), height=23),
+        _block(
+            (339, 595, 339, [_span("\u0300", size=14.3)]),
+            (121, 598, 389, [_span("Are there upgrades?", size=14.3)]),
+            height=23,
+        ),
+        _column(72, 540, 640, [f"{PROSE} {PROSE}"] * 3 + ["It ends."]),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    assert page.markdown.startswith("## 2.2 Are there upgrades?\n\n")

@@ -57,6 +57,9 @@ NOTE_SIZE = 0.92  # a footnote is set at most this much of the body's size
 NOTES_MAX = 6  # footnotes at the foot of one column or page, at most (more: a list in small type)
 FIGURE_TEXT_WIDTH = 0.5  # of its column: every line of a figure's labels is narrower
 FIGURE_TEXT_LINES = 3
+EQUATION_EDGE = 0.05  # of its column's width: how near its right edge an equation's number is set
+EQUATION_PROSE = 0.8  # of its column's width: a line this wide is text, not a display equation's
+EQUATION_GAP = 0.4  # line heights between two stacked parts of a display equation, at most
 FRONT_PROSE_LINES = 3  # a paragraph of this many lines is prose: the front matter has ended
 NAMES_SHARE = 0.85  # of a line's words that are names or initials, for a line of authors
 ROW_OVERLAP = 0.5  # lines whose tops are within half a line height are one row of a listing
@@ -92,6 +95,7 @@ _INITIALS = re.compile(r"(?:[A-Z][a-z]?\.-?)+")
 _NAME_PARTICLES = frozenset(
     {"van", "von", "de", "der", "den", "da", "di", "del", "du", "la", "le", "of", "y", "bin", "al"}
 )
+_EQUATION_NUMBER = re.compile(r"\((?:[A-Z]?\d+(?:[.-]\d+)*[a-z]?|[A-Z]\.\d+)\)")
 _CAPTION = re.compile(
     r"(?:fig(?:ure)?|table|tab|algorithm|listing|scheme|chart|plate|exhibit)\.?\s*(?:\d+|[ivx]+|[a-z])(?:[.-]\d+)*"
     r"(?:\s*[.:|]|\s+(?-i:[A-Z]))",
@@ -231,12 +235,26 @@ def book_text_build(
         if len(edges) == 1 and len(body) < FULL_PAGE_LINES:
             (region, (left, right)), *_ = edges.items()
             edges[region] = (left, max(right, book_right))
+        equations = _equations_find(body, edges)
+        taken = {line.ref for equation in equations for line in equation}
         drafts = [
             _Draft(lines=group, body_left=edges[group[0].region][0], body_right=edges[group[0].region][1])
-            for group in _page_paragraphs(body)
+            for group in _page_paragraphs([line for line in body if line.ref not in taken])
         ]
         for draft in drafts:
             draft.kind, draft.level = _kind(draft.lines, body_size=body_size)
+        if equations:
+            # A display equation is kept as it is set, a block of its own in its place.
+            drafts += [
+                _Draft(
+                    lines=equation,
+                    body_left=edges[equation[0].region][0],
+                    body_right=edges[equation[0].region][1],
+                    kind=ParagraphKind.CODE,
+                )
+                for equation in equations
+            ]
+            drafts.sort(key=_place)
         if first_page and index == 0:
             _front_matter_read(drafts)
         drafts, notes = _notes_split(_footnote_marks_placed(drafts, body_size=body_size), body_size=body_size)
@@ -299,6 +317,42 @@ def _place(draft: _Draft) -> tuple[int, float]:
     """Where a draft starts in its page's reading order (its part of the page, its top)."""
     first = draft.lines[0]
     return first.region, first.top
+
+
+def _equations_find(body: Sequence[PageLine], edges: Mapping[int, tuple[float, float]]) -> list[list[PageLine]]:
+    """The page's numbered display equations, each its lines in reading order: an equation's
+    number (`(3)`, `(2.4)`, `(A1)`) set alone at the right edge of its column, and the lines
+    on its row and those stacked above and below them (a fraction's parts, a sum's limits)
+    that are not text set to the column's measure."""
+    equations: list[list[PageLine]] = []
+    taken: set[LineRef] = set()
+    for number in body:
+        left, right = edges[number.region]
+        width = max(right - left, 1.0)
+        if not _EQUATION_NUMBER.fullmatch(number.text) or right - number.x1 > EQUATION_EDGE * width:
+            continue
+        if number.x0 < left + width / 2 or number.ref in taken:
+            continue
+        region = [line for line in body if line.region == number.region and line.ref not in taken]
+        measure = [line for line in region if line.x1 - line.x0 >= EQUATION_PROSE * width]
+        found = [number]
+        top, bottom = number.top, number.bottom
+        grown = True
+        while grown:
+            grown = False
+            for line in region:
+                if line in found or line in measure or line.mono:
+                    continue
+                height = max(line.height, number.height, 1.0)
+                if line.bottom >= top - EQUATION_GAP * height and line.top <= bottom + EQUATION_GAP * height:
+                    found.append(line)
+                    top, bottom = min(top, line.top), max(bottom, line.bottom)
+                    grown = True
+        if len(found) > 1:
+            found.sort(key=lambda line: (line.top, line.x0))
+            equations.append(found)
+            taken.update(line.ref for line in found)
+    return equations
 
 
 def _marks_only(text: str) -> bool:

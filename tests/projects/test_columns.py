@@ -364,3 +364,17 @@ def test_a_section_number_left_of_a_heading_in_another_block_joins_it_and_a_lone
     (page,) = book_text_build([layout], words=NO_WORDS).pages
 
     assert page.markdown.startswith("## 2.2 Are there upgrades?\n\n")
+
+
+def test_a_numbered_display_equation_is_one_block_kept_as_it_is_set() -> None:
+    _, second, *_ = _paper_pages("elsarticle-5p", 4)
+    _, asme_second = _paper_pages("asmeconf", 2)
+
+    # Elsevier's equation (1): a sum, a fraction and its number, in pieces poppler parts.
+    block = second[second.index("can be written as \\[10\\]:") :].split("\n\n")[1]
+    assert block.startswith("```\n")
+    assert "Ei =" in block
+    assert "(1)" in block
+    assert "\n\n(1)\n\n" not in second
+    assert "\n\n𝑞⃗ = −𝑘∇𝑇\n\n" not in asme_second
+    assert "```\n𝑞⃗ = −𝑘∇𝑇" in asme_second

@@ -40,6 +40,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from enum import StrEnum
 
 from bookstructure.lines import Layout, LineRef, PageLine, page_height, page_lines
@@ -47,6 +48,13 @@ from bookstructure.lines import Layout, LineRef, PageLine, page_height, page_lin
 BAND = 0.15
 MAX_BAND_LINES = 3
 SLOT_TOLERANCE = 0.006
+# A scan's furniture (an OCR layout): its place varies with the paper's place on the glass
+# and the turn taken out (0.9% of the page's height over 6 pages of the FAQ scanned at 200
+# dpi, turned up to 1 degree), and OCR misreads or spaces its text ("DO I", "DOI";
+# "PACKAGE ...", "PACKAGE..."): texts this similar are one, at this tolerance.
+SCAN_SLOT_TOLERANCE = 0.015
+SCAN_TEXT_SIMILARITY = 0.85
+SCAN_PART_CHARS = 12  # letters and digits a scanned header's part has at least to be told inside a line
 GAP_LINE_HEIGHTS = 0.5
 NUMBER_WINDOW = 3
 RUNNING_WINDOW = 2
@@ -103,6 +111,12 @@ class _Candidate:
     key: str
     top: float  # as a fraction of the page's height
     height: float
+    tolerance: float  # how far (of the page's height) another page's line may stand and be at its place
+    scanned: bool = False  # read by OCR: its key is compared by similarity
+
+
+def _near(candidate: _Candidate, other: _Candidate, *, times: float = 1.0) -> bool:
+    return abs(candidate.top - other.top) <= times * max(candidate.tolerance, other.tolerance)
 
 
 def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
@@ -114,9 +128,11 @@ def furniture_detect(layouts: Sequence[Layout]) -> BookFurniture:
 
     slots: list[_Candidate] = []
     by_key: dict[tuple[FurnitureKind, str], list[_Candidate]] = defaultdict(list)
+    scanned_keys: dict[FurnitureKind, list[str]] = defaultdict(list)
     for page_candidates in candidates:
         for candidate in page_candidates:
-            by_key[(candidate.band, candidate.key)].append(candidate)
+            key = _scanned_key(candidate, scanned_keys[candidate.band]) if candidate.scanned else candidate.key
+            by_key[(candidate.band, key)].append(candidate)
     for group in by_key.values():
         for cluster in _clusters_by_top(group):
             cluster_pages = {candidate.line.ref.page for candidate in cluster}
@@ -203,8 +219,26 @@ def _outside_body(cluster: list[_Candidate], *, body_top: float, body_bottom: fl
     return statistics.median(candidate.top for candidate in cluster) >= body_bottom - EDGE_SLACK
 
 
+def _scanned_key(candidate: _Candidate, seen: list[str]) -> str:
+    """The key of a scanned candidate: the first key seen in its band that its text is as
+    similar to as OCR's misreadings leave it (SCAN_TEXT_SIMILARITY), or that starts or ends
+    it (a running header's chapter and section OCR read as one line where the gap between
+    them is narrow, as two on the next page), else its own."""
+    for key in seen:
+        shorter, longer = sorted((key, candidate.key), key=len)
+        if key == candidate.key or (
+            len(shorter) >= 4 and SequenceMatcher(None, key, candidate.key).ratio() >= SCAN_TEXT_SIMILARITY
+        ):
+            return key
+        if len(shorter) >= SCAN_PART_CHARS and (longer.startswith(shorter) or longer.endswith(shorter)):
+            return key
+    seen.append(candidate.key)
+    return candidate.key
+
+
 def _band_candidates(layout: Layout, *, page: int) -> list[_Candidate]:
     height = page_height(layout)
+    scanned = layout.get("source") == "ocr"
     lines = page_lines(layout, page=page)
     if height <= 0 or not lines:
         return []
@@ -216,9 +250,11 @@ def _band_candidates(layout: Layout, *, page: int) -> list[_Candidate]:
         _Candidate(
             line=line,
             band=band,
-            key=_normalise(line.text),
+            key=_scan_normalise(line.text) if scanned else _normalise(line.text),
             top=line.top / height,
             height=line.height / height,
+            tolerance=SCAN_SLOT_TOLERANCE if scanned else SLOT_TOLERANCE,
+            scanned=scanned,
         )
         for band, band_lines in ((FurnitureKind.HEADER, top_band), (FurnitureKind.FOOTER, bottom_band))
         for line in band_lines
@@ -250,10 +286,16 @@ def _normalise(text: str) -> str:
     )
 
 
+def _scan_normalise(text: str) -> str:
+    """A scanned line's key: its normalised text's letters and digits alone (OCR adds and
+    drops spaces and dots: "DO I" and "DOI", "PACKAGE ..." and "PACKAGE...")."""
+    return "".join(character for character in _normalise(text) if character.isalnum() or character == "#")
+
+
 def _clusters_by_top(group: list[_Candidate]) -> list[list[_Candidate]]:
     clusters: list[list[_Candidate]] = []
     for candidate in sorted(group, key=lambda candidate: candidate.top):
-        if clusters and candidate.top - clusters[-1][-1].top <= SLOT_TOLERANCE:
+        if clusters and _near(candidate, clusters[-1][-1]):
             clusters[-1].append(candidate)
         else:
             clusters.append([candidate])
@@ -263,7 +305,7 @@ def _clusters_by_top(group: list[_Candidate]) -> list[list[_Candidate]]:
 def _fills(candidate: _Candidate, slot: _Candidate) -> bool:
     return (
         candidate.band is slot.band
-        and abs(candidate.top - slot.top) <= SLOT_TOLERANCE
+        and _near(candidate, slot)
         and abs(candidate.height - slot.height) <= max(SLOT_TOLERANCE, 0.15 * slot.height)
     )
 
@@ -283,7 +325,7 @@ def _page_number_refs(candidates: list[list[_Candidate]]) -> set[LineRef]:
                     other_style == style
                     and other_value - value == other - page
                     and other_candidate.band is candidate.band
-                    and abs(other_candidate.top - candidate.top) <= 2 * SLOT_TOLERANCE
+                    and _near(other_candidate, candidate, times=2)
                     for other_style, other_value, other_candidate in numbers.get(other, [])
                 ):
                     found.add(candidate.line.ref)

@@ -31,17 +31,17 @@ import math
 import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any
 
 from django.conf import settings
-from PIL import Image, ImageChops, ImageFilter
+from PIL import Image, ImageChops, ImageFilter, ImageMath
 
 from bookstructure.paragraphs import lines_join
 from bookstructure.words import vocabulary_collect, word_list
 from core.images import ImageLimits, ImageRefused, image_errors, image_open
-from core.markdown import block_start_escape, markdown_escape
+from core.markdown import block_start_escape, code_span, markdown_escape
 from translation.engines.base import EngineError
 
 # Runs a program: (command, stdin) -> stdout; raises the engine's errors (LocalEngine._run).
@@ -75,6 +75,11 @@ INK_MIN_SHARE = 0.002  # less ink than this share of the page: a blank page, not
 INK_LEVEL = 128  # of the contrasted image: darker is ink (a stroke's width is measured in it)
 BOLD_STROKE = 1.4  # strokes this many times the body's: bold (measured: bold 1.5-1.65, body 1)
 BOLD_MIN_LINES = 5
+SWOLLEN_WORD = 1.6  # a word's box this many times taller than its line's median took in a rule or a speck
+BULLET_SIZE = 0.5  # of its line's median word height: a bullet's box at most this wide and tall
+BULLET_INK = 0.5  # and at least this share of it ink (a filled dot: 0.64-0.79 measured; `+` or `*` less)
+BULLET_MISREAD = frozenset("*+\u2022\u00b7\u00b0\u00ab\u00bbeo\u00a9\u00ae@")  # what OCR reads a bullet as
+URL_SCHEMES = ("http:", "https:", "ftp:")
 
 # A listing (docs/book-structure.md, "Code on a scan"): a run of lines whose words' ink is as
 # wide as their characters say, at one pitch. Measured on Debian manuals' scanned pages.
@@ -89,6 +94,26 @@ MONO_FIT_SHARE = 0.8  # the words the pitch is refitted on: the rest may be misr
 MONO_KNOWN_WORDS = 4  # at a listing's fit found on the page, a run of this many words is one too
 MONO_KNOWN_CHARS = 16
 MONO_SEARCH_LINES = 40  # lines searched for runs at once (the search takes their cube)
+# The look of a page's code, where it has one (docs/book-structure.md, "Code on a scan"): a
+# shaded box behind a listing, a lighter ink than the body's (grey or coloured code).
+SHADE_SCALE = 8  # page pixels per pixel of the map of its shaded areas
+SHADE_LEVELS = 6  # a background this many grey levels under the paper's is shaded (the FAQ's: 11)
+SHADE_FILL = 0.6  # a shaded area fills this share of its bounding box at least (a box, not a shadow)
+SHADE_MIN_CELLS = 12  # and covers this many cells of the map at least (a glyph's edges, darker, do not)
+SHADE_CLEAR_MIN = 8  # of 255: a cell with no more of its pixels clear of ink reads dark (text in a box)
+SHADE_LINE_SHARE = 0.6  # of a line's box on a shaded area: the line stands in it
+LIGHT_INK_LEVELS = 28  # a word's darkest ink this many levels lighter than the body's: another ink
+INK_PERCENTILE = 0.05  # a word's darkest ink: this share of its box's pixels is darker
+PROSE_WORDS = 4  # a line of this many words, nearly all plain words and no code's signs, is prose
+PROSE_SHARE = 0.75
+PROMPTS = frozenset({"$", "#", "%"})  # a shell's prompt starting a command line
+WORD_CELLS = 0.25  # a word in a lighter ink this close (in cells) to the code font's width is code
+RUN_CELLS = 0.5  # and one beside code unless further than this from it (a proportional font's)
+PUNCTUATION_CELLS = 0.4  # of a code cell: a sentence's period or bracket around a name, set in its font
+_QUOTES_OPEN, _QUOTES_CLOSE = "(\"'\u201c\u2018", ")\"'\u201d\u2019"
+_PLAIN_WORD = re.compile(
+    rf"^[{_QUOTES_OPEN}]*[^\W\d_]+(?:['\u2019][^\W\d_]+)?[{_QUOTES_CLOSE}]*[.,;:!?]*[{_QUOTES_CLOSE}]*$"
+)
 
 
 @dataclass(frozen=True)
@@ -228,6 +253,7 @@ class _Prepared:
     sure: bool  # whether the orientation was told for sure
     ink_pixels: int  # ink of the reduced page (PROFILE_WIDTH wide)
     scale: float  # corrected image pixels per reduced page pixel
+    shading: Image.Image | None = None  # the page's shaded boxes (`_shading`), SHADE_SCALE times smaller
 
 
 def _prepare(grey: Image.Image, rotation: int | None = None) -> _Prepared:
@@ -260,6 +286,7 @@ def _prepare(grey: Image.Image, rotation: int | None = None) -> _Prepared:
         turned = turned.rotate(skew, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=255)
     return _Prepared(
         image=_contrasted(turned, paper) if level is not None else turned,
+        shading=_shading(turned, paper=paper, level=level) if level is not None else None,
         blank=level is None,
         rotation=rotation,
         skew=round(skew, 3) if abs(skew) >= SKEW_MIN_DEGREES else 0.0,
@@ -267,6 +294,75 @@ def _prepare(grey: Image.Image, rotation: int | None = None) -> _Prepared:
         ink_pixels=ink_pixels,
         scale=grey.width / PROFILE_WIDTH,
     )
+
+
+def _shading(turned: Image.Image, *, paper: int, level: int) -> Image.Image:
+    """Where the page is shaded behind its text, each shaded box numbered (1, 2, ...; 0
+    elsewhere), SHADE_SCALE times smaller than the page: its background (in each cell, the
+    mean of its pixels that are neither ink, darker than `level`, nor next to ink, a glyph's
+    grey edge; a cell all ink reads dark, as text inside a box; then a median over 5 cells)
+    SHADE_LEVELS darker than the paper, in areas that fill most of their bounding box, are
+    taller than a cell and keep off the scan's edges: a box set behind a listing, not a
+    shadow of the binding or of the scanner's lid."""
+    width, height = max(1, turned.width // SHADE_SCALE), max(1, turned.height // SHADE_SCALE)
+    ink = turned.point(lambda value: 255 if value < level else 0)
+    ink = ImageChops.lighter(
+        ImageChops.lighter(ink, ImageChops.offset(ink, 1, 0)),
+        ImageChops.lighter(
+            ImageChops.offset(ink, -1, 0),
+            ImageChops.lighter(ImageChops.offset(ink, 0, 1), ImageChops.offset(ink, 0, -1)),
+        ),
+    )
+    clear = ImageChops.invert(ink)
+    values = ImageChops.multiply(turned, clear).resize((width, height), Image.Resampling.BOX).convert("F")
+    share = clear.resize((width, height), Image.Resampling.BOX)
+    mean = ImageMath.lambda_eval(
+        lambda image: image["values"] * 255 / image["share"], values=values, share=share.convert("F")
+    )
+    background = ImageChops.subtract(
+        mean.convert("L"), share.point(lambda value: 255 if value <= SHADE_CLEAR_MIN else 0)
+    ).filter(ImageFilter.MedianFilter(5))
+    # Opened (a cell's 3 by 3 all shaded, then grown back): a bridge of a cell or two to the
+    # edges of a text line beside a box, and a speck, are gone.
+    shaded = background.point(lambda value: 255 if value <= paper - SHADE_LEVELS else 0)
+    pixels = bytearray(shaded.filter(ImageFilter.MinFilter(3)).filter(ImageFilter.MaxFilter(3)).tobytes())
+    kept = bytearray(len(pixels))
+    boxes = 0
+    for start, value in enumerate(pixels):
+        if value != 255 or boxes == 255:
+            continue
+        area = _area_flood(pixels, start, width, height)
+        xs = [index % width for index in area]
+        ys = [index // width for index in area]
+        box_area = (max(xs) - min(xs) + 1) * (max(ys) - min(ys) + 1)
+        inside = min(xs) > 0 and min(ys) > 0 and max(xs) < width - 1 and max(ys) < height - 1
+        if inside and max(ys) > min(ys) and len(area) >= max(SHADE_MIN_CELLS, SHADE_FILL * box_area):
+            boxes += 1
+            for index in area:
+                kept[index] = boxes
+    # Less a cell all round: the median and the opening grow a box by about that much, and
+    # a line set right over a box (its heading) stands outside it.
+    return Image.frombytes("L", (width, height), bytes(kept)).filter(ImageFilter.MinFilter(3))
+
+
+def _area_flood(pixels: bytearray, start: int, width: int, height: int) -> list[int]:
+    """The pixels (indexes) of the area of 255s holding `start`, each set to 128 (seen)."""
+    area, stack = [], [start]
+    pixels[start] = 128
+    while stack:
+        index = stack.pop()
+        area.append(index)
+        x, y = index % width, index // width
+        for near, inside in (
+            (index - 1, x > 0),
+            (index + 1, x < width - 1),
+            (index - width, y > 0),
+            (index + width, y < height - 1),
+        ):
+            if inside and pixels[near] == 255:
+                pixels[near] = 128
+                stack.append(near)
+    return area
 
 
 # --- Tesseract ------------------------------------------------------------------------
@@ -346,10 +442,15 @@ def page_read(image: bytes, *, command: Sequence[str], language: str | None, run
             retried = _read(run, command, again.image)
             if _mean_confidence(retried) > _mean_confidence(words):
                 prepared, words = again, retried
+    words = words_repaired(words, image=prepared.image)
     return OcrReading(
-        markdown=words_markdown(words, language=language, image=prepared.image),
+        markdown=words_markdown(words, language=language, image=prepared.image, shading=prepared.shading),
         # How the words' pixels lie on the scan: the original-layout Pdf maps them back.
-        layout={**words_layout(words, image=prepared.image), "rotation": prepared.rotation, "skew": prepared.skew},
+        layout={
+            **words_layout(words, image=prepared.image, shading=prepared.shading),
+            "rotation": prepared.rotation,
+            "skew": prepared.skew,
+        },
         warnings=reading_warnings(words, prepared=prepared),
         rotation=prepared.rotation,
         skew=prepared.skew,
@@ -358,6 +459,46 @@ def page_read(image: bytes, *, command: Sequence[str], language: str | None, run
 
 
 # --- What was read ----------------------------------------------------------------------
+
+
+def words_repaired(words: Sequence[OcrWord], *, image: Image.Image) -> list[OcrWord]:
+    """What OCR misreads the same way on every scan, set right: a list's bullet (a small
+    filled dot, read as `*`, `+`, `e`, `\u00b0`...) is `\u2022`, as a text layer has it, so
+    the book structure finds the list; a URL's scheme parted from its `//` by the space
+    OCR reads in a monospace font's wide `//` (`https: //www...`) is one word again."""
+    ink = image.point(lambda value: 255 if value < INK_LEVEL else 0)
+    repaired: list[OcrWord] = []
+    for _, grouped in groupby(words, key=lambda word: (word.block, word.paragraph, word.line)):
+        line = list(grouped)
+        if len(line) > 1 and _bullet(line, ink):
+            line[0] = replace(line[0], text="\u2022")
+        joined: list[OcrWord] = []
+        for word in line:
+            if joined and joined[-1].text.lower().endswith(URL_SCHEMES) and word.text.startswith("//"):
+                scheme = joined[-1]
+                joined[-1] = replace(
+                    scheme,
+                    text=scheme.text + word.text,
+                    box=(scheme.box[0], min(scheme.box[1], word.box[1]), word.box[2], max(scheme.box[3], word.box[3])),
+                    conf=min(scheme.conf, word.conf),
+                )
+            else:
+                joined.append(word)
+        repaired += joined
+    return repaired
+
+
+def _bullet(line: Sequence[OcrWord], ink: Image.Image) -> bool:
+    """Whether the line's first word is a bullet OCR misread: one character, a small box
+    (BULLET_SIZE of the line's words' height) mostly ink (a filled dot)."""
+    first = line[0]
+    if len(first.text) != 1 or first.text not in BULLET_MISREAD:
+        return False
+    height = statistics.median(word.box[3] - word.box[1] for word in line[1:])
+    left, top, right, bottom = first.box
+    if right - left > BULLET_SIZE * height or bottom - top > BULLET_SIZE * height or right <= left or bottom <= top:
+        return False
+    return ink.crop(first.box).histogram()[255] >= BULLET_INK * (right - left) * (bottom - top)
 
 
 def _lines(words: Sequence[OcrWord]) -> list[list[OcrWord]]:
@@ -379,6 +520,20 @@ def _lines(words: Sequence[OcrWord]) -> list[list[OcrWord]]:
 def _box(boxes: Iterable[tuple[int, int, int, int]]) -> list[float]:
     lefts, tops, rights, bottoms = zip(*boxes, strict=True)
     return [float(min(lefts)), float(min(tops)), float(max(rights)), float(max(bottoms))]
+
+
+def _line_box(line: Sequence[OcrWord]) -> list[float]:
+    """A line's box: from its first word's left to its last word's right, and as high as
+    its words but those SWOLLEN_WORD times taller than the line's median word, whose box
+    took in a rule under the line or a speck (a running header's `THE` and `A` 37 pixels
+    tall over its rule, where its other words are 21): a line's place and height are what
+    the book structure compares from page to page."""
+    heights = [word.box[3] - word.box[1] for word in line]
+    limit = SWOLLEN_WORD * statistics.median(heights)
+    kept = [word for word, height in zip(line, heights, strict=True) if height <= limit] if len(line) >= 3 else line
+    left, _, right, _ = _box(word.box for word in line)
+    _, top, _, bottom = _box(word.box for word in kept or line)
+    return [left, top, right, bottom]
 
 
 # --- Listings ----------------------------------------------------------------------------
@@ -404,7 +559,7 @@ def _ink_words(line: Sequence[OcrWord], ink: Image.Image) -> list[_InkWord]:
 Fit = tuple[float, float]  # a listing's font: pixels a character, and the offset (bearings)
 
 
-def _line_fit(points: Sequence[tuple[int, float]]) -> Fit | None:
+def _line_fit(points: Sequence[tuple[float, float]]) -> Fit | None:
     """Least squares: width = pitch * characters + offset; None when it does not rise."""
     count = len(points)
     mean_x = sum(x for x, _ in points) / count
@@ -416,7 +571,7 @@ def _line_fit(points: Sequence[tuple[int, float]]) -> Fit | None:
     return (slope, mean_y - slope * mean_x) if slope > 0 else None
 
 
-def _cells_off(points: Sequence[tuple[int, float]], fit: Fit) -> list[float]:
+def _cells_off(points: Sequence[tuple[float, float]], fit: Fit) -> list[float]:
     """How far each word's width is from the fit, in character cells, smallest first."""
     pitch, offset = fit
     return sorted(abs(width - (pitch * chars + offset)) / pitch for chars, width in points)
@@ -561,6 +716,216 @@ def _mono_pitches(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None)
     return [fit[0] if fit is not None else None for fit in fits]
 
 
+def _shaded_box(box: Sequence[float], shading: Image.Image | None) -> int:
+    """The shaded box (its number on the map `_shading` made) a line stands in: the one
+    under SHADE_LINE_SHARE of its box at least; 0 when none is."""
+    if shading is None:
+        return 0
+    third = (box[3] - box[1]) / 3  # its middle: a line set right over a box may touch it
+    left, top, right, bottom = (
+        round(value / SHADE_SCALE) for value in (box[0], box[1] + third, box[2], box[3] - third)
+    )
+    histogram = shading.crop((left, top, max(right, left + 1), max(bottom, top + 1))).histogram()
+    label = max(range(1, 256), key=histogram.__getitem__)
+    return label if histogram[label] and histogram[label] >= SHADE_LINE_SHARE * sum(histogram) else 0
+
+
+def _word_ink(word: OcrWord, image: Image.Image) -> int:
+    """A word's darkest ink: the grey that INK_PERCENTILE of its box's pixels are darker than."""
+    histogram = image.crop(word.box).histogram()
+    wanted, seen = INK_PERCENTILE * sum(histogram), 0
+    for grey, count in enumerate(histogram):
+        seen += count
+        if seen >= wanted:
+            return grey
+    return 255
+
+
+def _light_words(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None) -> list[list[bool]]:
+    """Which words are set in a lighter ink than the body's (LIGHT_INK_LEVELS lighter, the
+    body's being the page's median word of three characters or more): grey or coloured
+    code, as a manual sets a command or a URL inside a sentence. A word of one character
+    (a footnote's mark, an `a` read thin) is not told."""
+    if image is None or not lines:
+        return [[False] * len(line) for line in lines]
+    inks = [[_word_ink(word, image) for word in line] for line in lines]
+    body = [
+        ink
+        for line, line_inks in zip(lines, inks, strict=True)
+        for word, ink in zip(line, line_inks, strict=True)
+        if len(word.text) >= 3
+    ]
+    if not body:
+        return [[False] * len(line) for line in lines]
+    level = statistics.median(body) + LIGHT_INK_LEVELS
+    return [
+        [ink >= level and len(word.text) >= 2 for word, ink in zip(line, line_inks, strict=True)]
+        for line, line_inks in zip(lines, inks, strict=True)
+    ]
+
+
+def _prose_like(line: Sequence[OcrWord]) -> bool:
+    """Whether a line reads as a sentence: PROSE_WORDS words or more, nearly all of them
+    plain words (letters, with the punctuation prose puts around them); a listing's line
+    has options, paths, names with signs inside, or few words."""
+    plain = sum(bool(_PLAIN_WORD.match(word.text)) for word in line)
+    return len(line) >= PROSE_WORDS and plain >= PROSE_SHARE * len(line)
+
+
+def _prompted(line: Sequence[OcrWord]) -> bool:
+    """Whether a line is a command after a shell's prompt (`$ make`, `# apt-get install`)."""
+    return len(line) >= 2 and line[0].text in PROMPTS and not line[1].text[:1].isupper()
+
+
+def _signed(text: str) -> bool:
+    """Whether a word holds letters and, inside it, a sign no plain word has (`apt-get`,
+    `/etc/fstab`, `--fast`, `foo_1.0.deb`, `https://...`): a name, a path or an option."""
+    core = text.strip(_QUOTES_OPEN + _QUOTES_CLOSE + ".,;:!?")
+    return any(character.isalpha() for character in core) and any(
+        not character.isalpha() and character not in "'\u2019" for character in core
+    )
+
+
+@dataclass(frozen=True)
+class _Code:
+    """The code on a page: each line's character pitch where it is a line of code, and
+    each word of the other lines whether it is code set inside a sentence."""
+
+    pitches: list[float | None]
+    inline: list[list[bool]]
+
+
+def _code_read(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None, shading: Image.Image | None) -> _Code:
+    """The page's code. Lines of code are the lines of a listing its glyphs' widths tell
+    (`_mono_pitches`) but those that read as sentences, and the lines the page's look sets
+    apart as code: in a shaded box holding a line that reads as no sentence (a note's box
+    holds sentences), after a shell's prompt, or in a Tesseract paragraph all of code
+    words, none a sentence. A code word is set in a lighter ink than the body's (grey or
+    coloured code, `_light_words`) and is a name, path or option (`_signed`) or as wide as
+    the page's code font makes it (`_code_font`): a link's text, in the same light ink but
+    a proportional font, stays prose."""
+    pitches = _mono_pitches(lines, image)
+    if image is None or not lines:
+        return _Code(pitches=pitches, inline=[[False] * len(line) for line in lines])
+    prose = [_prose_like(line) for line in lines]
+    ink = image.point(lambda value: 255 if value < INK_LEVEL else 0)
+    inked = [_ink_words(line, ink) for line in lines]
+    light = _light_words(lines, image)
+    signed = [[_signed(word.text) for word in line] for line in lines]
+    font = _code_font(
+        [
+            (_code_chars(lines[index][number].text), word.width)
+            for index, line in enumerate(inked)
+            for number, word in enumerate(line)
+            if word.chars >= 2
+            and ((pitches[index] is not None and not prose[index]) or (light[index][number] and signed[index][number]))
+        ]
+    )
+    words = [_code_words(line, inked[index], light[index], font) for index, line in enumerate(lines)]
+    boxes = [_shaded_box(_line_box(line), shading) for line in lines]
+    code_boxes = {box for box, sentence in zip(boxes, prose, strict=True) if box and not sentence}
+    paragraph_of = [(line[0].block, line[0].paragraph) for line in lines]
+    # A line all of code after a line ending in code carries on the code of a sentence (a URL
+    # or a command broken at the line's end: `https://.../` + `netinst/`), as does a line of
+    # code ending a sentence (`dpkg` + `--list 'foo*'.`); other paragraphs all of code words,
+    # none a sentence, are code.
+    carried = [index > 0 and words[index - 1][-1:] == [True] and all(words[index]) for index in range(len(lines))]
+    code_paragraphs = set()
+    for key, group in groupby(range(len(lines)), key=paragraph_of.__getitem__):
+        indexes = list(group)
+        ended = lines[indexes[-1]][-1].text.endswith((".", ","))
+        if not carried[indexes[0]] and not ended and all(all(words[index]) and not prose[index] for index in indexes):
+            code_paragraphs.add(key)
+    found: list[float | None] = []
+    added: list[int] = []
+    for index, line in enumerate(lines):
+        if boxes[index] in code_boxes or (pitches[index] is not None and not prose[index]):
+            code = True
+        else:
+            code = not prose[index] and (_prompted(line) or paragraph_of[index] in code_paragraphs)
+        found.append(pitches[index] if code else None)
+        if code and pitches[index] is None:
+            added.append(index)
+    if added:
+        pitch = font[0] if font is not None else _pitch_guess([inked[index] for index in added], found)
+        for index in added:
+            found[index] = pitch
+    # A line all of code that is no listing's stays a line of its sentence (the book structure
+    # makes a line all in a monospace font a listing's): its code is read as prose, which keeps
+    # a URL, a path or an option as it is (translation/engines/markup.py).
+    inline = [
+        [False] * len(line) if pitch is not None or all(part[1] for part in _inline_parts(line, flags)) else flags
+        for line, pitch, flags in zip(lines, found, words, strict=True)
+    ]
+    return _Code(pitches=found, inline=inline)
+
+
+def _code_words(
+    line: Sequence[OcrWord], inked: Sequence[_InkWord], light: Sequence[bool], font: Fit | None
+) -> list[bool]:
+    """Which words of a line are code: in a lighter ink, and a name, path or option
+    (`_signed`), or as wide as the code `font` sets them (WORD_CELLS); a word in a lighter
+    ink beside code is code too unless its width says it is no code font's (RUN_CELLS:
+    `dpkg` before `--configure`), and never across a bracket (a link's text before the URL
+    it gives in brackets is set in a proportional font)."""
+    off = [_word_cells(word.text, ink, font) for word, ink in zip(line, inked, strict=True)]
+    code = [
+        lit and (_signed(word.text) or (cells is not None and cells <= WORD_CELLS))
+        for word, lit, cells in zip(line, light, off, strict=True)
+    ]
+    grown = True
+    while grown:
+        grown = False
+        for index, (lit, cells) in enumerate(zip(light, off, strict=True)):
+            before = index > 0 and code[index - 1] and not line[index - 1].text.endswith(")")
+            after = index + 1 < len(code) and code[index + 1] and not line[index + 1].text.startswith("(")
+            if lit and not code[index] and (before or after) and (cells is None or cells <= RUN_CELLS):
+                code[index] = grown = True
+    return code
+
+
+def _word_cells(text: str, ink: _InkWord, font: Fit | None) -> float | None:
+    """How far a word's ink is from the width the code `font` gives its characters
+    (`_code_chars`), in cells; None without a font, or for a word of one character."""
+    chars = _code_chars(text)
+    if font is None or chars < 2:
+        return None
+    pitch, offset = font
+    return abs(ink.width - (pitch * chars + offset)) / pitch
+
+
+def _code_chars(text: str) -> float:
+    """A word's width in a code font's cells: its characters, but the punctuation a
+    sentence puts around a name (`foo.`, `(foo`), set in the text's font, PUNCTUATION_CELLS
+    of a cell each."""
+    core = text.strip(_QUOTES_OPEN + _QUOTES_CLOSE + ".,;:!?")
+    return len(core) + PUNCTUATION_CELLS * (len(text) - len(core)) if core else float(len(text))
+
+
+def _code_font(points: Sequence[tuple[float, float]]) -> Fit | None:
+    """The fit of the page's code font from its code words' widths (refitted on the
+    MONO_FIT_SHARE closest, a misread word aside), None without enough of them or when its
+    bearings are no font's."""
+    if len(points) < MONO_KNOWN_WORDS or sum(chars for chars, _ in points) < MONO_KNOWN_CHARS:
+        return None
+    first = _line_fit(points)
+    if first is None:
+        return None
+    closest = sorted(points, key=lambda point: abs(point[1] - (first[0] * point[0] + first[1])))
+    fit = _line_fit(closest[: max(3, int(len(closest) * MONO_FIT_SHARE))]) or first
+    return fit if MONO_BEARINGS[0] <= -fit[1] / fit[0] <= MONO_BEARINGS[1] else None
+
+
+def _pitch_guess(inked: Sequence[Sequence[_InkWord]], known: Sequence[float | None]) -> float:
+    """The pitch of code lines told by their look alone, with no code font fitted on the
+    page: the listings' found on it, else their words' ink per character."""
+    found = [pitch for pitch in known if pitch]
+    if found:
+        return statistics.median(found)
+    widths = [word.width / word.chars for line in inked for word in line if word.chars >= 2]
+    return statistics.median(widths or [word.width / max(1, word.chars) for line in inked for word in line])
+
+
 def _cell_start(word: OcrWord, pitch: float) -> float:
     """Where a listing's word's first cell starts, in pixels: from its box's middle, as a
     scan's boxes are surer there than at their edges (a glyph's ink sits about the middle
@@ -593,16 +958,25 @@ def _fenced(lines: Sequence[Sequence[OcrWord]], pitch: float) -> str:
     return f"{fence}\n{body}\n{fence}"
 
 
-def words_markdown(words: Sequence[OcrWord], *, language: str | None, image: Image.Image | None = None) -> str:
+def words_markdown(
+    words: Sequence[OcrWord],
+    *,
+    language: str | None,
+    image: Image.Image | None = None,
+    shading: Image.Image | None = None,
+) -> str:
     """One Markdown paragraph per Tesseract paragraph, its lines joined with a space and a
     word hyphenated at a line end rejoined where `hyphenation_resolve` says so (the page's
     own words are its vocabulary), paragraphs a blank line apart. With the `image` the
-    words were read from, a listing's lines (`_mono_pitches`) are a fenced code block,
-    indented as set, which no engine translates."""
+    words were read from (and the map of its `shading`), a listing's lines (`_code_read`)
+    are a fenced code block, indented as set, and words set in a lighter ink than the body's
+    inline code, which no engine translates."""
     lines = _lines(words)
     vocabulary = vocabulary_collect([" ".join(word.text for word in line) for line in lines])
     known = word_list(language) if language else frozenset()
-    pitches = _mono_pitches(lines, image)
+    code = _code_read(lines, image, shading)
+    pitches = code.pitches
+    inline = dict(zip(map(id, lines), code.inline, strict=True))
     paragraphs = []
     # A listing is one block however Tesseract parted its lines into paragraphs.
     for (_, _, listing), run in groupby(
@@ -614,26 +988,75 @@ def words_markdown(words: Sequence[OcrWord], *, language: str | None, image: Ima
         if listing:
             paragraphs.append(_fenced(run_lines, statistics.median(pitch for _, pitch in pairs if pitch)))
             continue
-        texts = [" ".join(word.text for word in line) for line in run_lines]
-        joined = lines_join(texts, vocabulary=vocabulary, words=known)
-        paragraphs.append(block_start_escape(markdown_escape(joined)))
+        texts = [_line_markdown(line, inline[id(line)]) for line in run_lines]
+        paragraphs.append(block_start_escape(lines_join(texts, vocabulary=vocabulary, words=known)))
     return "\n\n".join(paragraphs)
 
 
-def _spans(line: Sequence[OcrWord], *, bold: bool, pitch: float | None = None) -> list[dict[str, Any]]:
+def _code_trimmed(text: str) -> tuple[str, str, str]:
+    """A run of code words as (what opens it, the code, what closes it): the punctuation a
+    sentence puts after a name (`foo.`, `apt-get,`), a bracket closing outside it
+    (`bullseye).`) and the brackets around it (`(https://www.debian.org/)`) are prose."""
+    core, tail, lead = text, "", ""
+    while len(core) > 1 and (core[-1] in ".,;:!?" or (core[-1] == ")" and core.count(")") > core.count("("))):
+        core, tail = core[:-1], core[-1] + tail
+    if len(core) > 2 and core[0] == "(" and core[-1] == ")" and core[1:-1].count("(") == core[1:-1].count(")"):
+        lead, core, tail = "(", core[1:-1], ")" + tail
+    elif len(core) > 1 and core[0] == "(" and core.count("(") > core.count(")"):
+        lead, core = "(", core[1:]
+    return lead, core, tail
+
+
+def _inline_parts(line: Sequence[OcrWord], light: Sequence[bool]) -> list[tuple[str, bool, list[OcrWord], bool]]:
+    """A prose line's words in runs: (text, code, words, glued), a run of words in a
+    lighter ink one run of code, the prose around it (`_code_trimmed`) parts of their own
+    glued to it (no space between)."""
+    parts: list[tuple[str, bool, list[OcrWord], bool]] = []
+    for code, run in groupby(zip(line, light, strict=True), key=lambda pair: pair[1]):
+        group = [word for word, _ in run]
+        text = " ".join(word.text for word in group)
+        if not code:
+            parts.append((text, False, group, False))
+            continue
+        lead, core, tail = _code_trimmed(text)
+        if lead:
+            parts.append((lead, False, group[:1], False))
+        parts.append((core, True, group, bool(lead)))
+        if tail:
+            parts.append((tail, False, group[-1:], True))
+    return parts
+
+
+def _line_markdown(line: Sequence[OcrWord], light: Sequence[bool]) -> str:
+    """A prose line as Markdown: its text escaped, its runs of code as code spans."""
+    out = ""
+    for text, code, _, glued in _inline_parts(line, light):
+        piece = code_span(text) if code else markdown_escape(text)
+        out += piece if not out or glued else f" {piece}"
+    return out
+
+
+def _spans(
+    line: Sequence[OcrWord], *, bold: bool, pitch: float | None = None, light: Sequence[bool] = ()
+) -> list[dict[str, Any]]:
     """A line's words as spans: runs of confident words, each unsure word on its own, each
-    with its mean confidence. A listing's line (its `pitch` given) is one monospace span,
-    its words at their columns, so the spaces between them keep its alignment (its
-    indentation is its box's, as a text layer's listing line's)."""
+    with its mean confidence, and runs of words in a lighter ink (`light`, each word's)
+    monospace spans (code inside a sentence), the punctuation ending such a run a span
+    `glued` to it. A listing's line (its `pitch` given) is one monospace span, its words
+    at their columns, so the spaces between them keep its alignment (its indentation is
+    its box's, as a text layer's listing line's)."""
+    groups: list[tuple[str, list[OcrWord], bool, bool]] = []  # text, words, mono, glued
     if pitch is not None:
-        text = _cells_text(line, pitch, left=_cell_start(line[0], pitch))
-        groups: list[tuple[str, list[OcrWord]]] = [(text, list(line))]
+        groups.append((_cells_text(line, pitch, left=_cell_start(line[0], pitch)), list(line), True, False))
     else:
-        groups = []
-        for unsure, run in groupby(line, key=lambda word: word.conf < LOW_WORD_CONFIDENCE):
-            group = list(run)
-            for part in [[word] for word in group] if unsure else [group]:
-                groups.append((" ".join(word.text for word in part), part))
+        for text, code, part, glued in _inline_parts(line, light or [False] * len(line)):
+            if code or glued or text == "(":  # a run of code, and the brackets and punctuation around it
+                groups.append((text, part, code, glued))
+                continue
+            for unsure, run in groupby(part, key=lambda word: word.conf < LOW_WORD_CONFIDENCE):
+                group = list(run)
+                for piece in [[word] for word in group] if unsure else [group]:
+                    groups.append((" ".join(word.text for word in piece), piece, False, False))
     return [
         {
             "text": text,
@@ -641,10 +1064,11 @@ def _spans(line: Sequence[OcrWord], *, bold: bool, pitch: float | None = None) -
             "size": float(max(word.box[3] - word.box[1] for word in part)),
             "bold": bold,
             "italic": False,
-            "mono": pitch is not None,
+            "mono": mono,
             "conf": round(statistics.fmean(word.conf for word in part), 1),
+            **({"glued": True} if glued else {}),
         }
-        for text, part in groups
+        for text, part, mono, glued in groups
     ]
 
 
@@ -690,7 +1114,9 @@ def _paragraphs(
     return paragraphs
 
 
-def words_layout(words: Sequence[OcrWord], *, image: Image.Image | None = None) -> dict[str, Any]:
+def words_layout(
+    words: Sequence[OcrWord], *, image: Image.Image | None = None, shading: Image.Image | None = None
+) -> dict[str, Any]:
     """The words in the stored page layout format (docs/book-structure.md): `source: "ocr"`,
     pixels of the corrected image (`image`, where the words were read: its size and its
     strokes, which tell bold lines), one block per Tesseract paragraph, spans with `conf`.
@@ -707,19 +1133,20 @@ def words_layout(words: Sequence[OcrWord], *, image: Image.Image | None = None) 
     A line is `bold` when its strokes are BOLD_STROKE times the page's median line's
     (`_strokes`), and a Tesseract paragraph whose lines turn from bold to regular is two
     (a bold heading run into the paragraph under it), so a numbered section heading set in
-    bold at the body's size is a heading, as on a text page."""
+    bold at the body's size is a heading, as on a text page.
+
+    Code (`_code_read`, with the map of the page's `shading`) is monospace: a listing's
+    lines wholly, a run of words set in a lighter ink inside a sentence as a span."""
     blocks = []
     all_lines = _lines(words)
     bold = _bold_lines(all_lines, image)
-    pitches = _mono_pitches(all_lines, image)
-    page_size = (
-        statistics.median(max(word.box[3] for word in line) - min(word.box[1] for word in line) for line in all_lines)
-        if all_lines
-        else 0
-    )
+    code = _code_read(all_lines, image, shading)
+    pitches = code.pitches
+    inline = dict(zip(map(id, all_lines), code.inline, strict=True))
+    page_size = statistics.median(box[3] - box[1] for box in map(_line_box, all_lines)) if all_lines else 0
     for paragraph in _paragraphs(all_lines, bold, pitches):
         lines = [line for line, _, _ in paragraph]
-        boxes = [_box(word.box for word in line) for line in lines]
+        boxes = [_line_box(line) for line in lines]
         size = float(statistics.median(bottom - top for _, top, _, bottom in boxes))
         if abs(size - page_size) <= BODY_SIZE_SPREAD * page_size or (
             len(lines) == 1 and size < SINGLE_LINE_LARGER * page_size
@@ -731,7 +1158,10 @@ def words_layout(words: Sequence[OcrWord], *, image: Image.Image | None = None) 
                 "lines": [
                     {
                         "bbox": box,
-                        "spans": [{**span, "size": size} for span in _spans(line, bold=heavy, pitch=pitch)],
+                        "spans": [
+                            {**span, "size": size}
+                            for span in _spans(line, bold=heavy, pitch=pitch, light=inline[id(line)])
+                        ],
                     }
                     for box, (line, heavy, pitch) in zip(boxes, paragraph, strict=True)
                 ],

@@ -21,7 +21,16 @@ from projects.services.normalize import normalize_run
 from projects.tasks import job_run_next
 from tests.exports.test_export_api import run_export_queue
 from tests.projects.test_processing import credit, run_worker
-from tests.support.corpus import debian_pdf, pdf_window, scan_pages, scans_pdf
+from tests.support.corpus import (
+    Degradation,
+    debian_pdf,
+    pages_render,
+    pdf_window,
+    scan_pages,
+    scanned_jpeg,
+    scans_pdf,
+    scans_zip,
+)
 from tests.support.openai_server import OpenAIServer
 from tests.support.pdfs import pdf_bytes
 
@@ -277,3 +286,96 @@ def test_with_the_vllm_engine_a_scan_is_read_at_intake_and_a_page_it_cannot_trus
     sent_as_text = [request.user_text for request in requests if not request.image_urls]
     assert (len(read_by_the_model), len(sent_as_text)) == (1, 3)
     assert not any("CHAPTER 5. SOFTWARE" in text for text in sent_as_text)
+
+
+def _scans_zip(pdf: Path, first: int, last: int) -> bytes:
+    """Pages first..last printed at 200 dpi and scanned as a user scans a book, each turned
+    its own way by up to a degree (blurred, speckled, JPEG), as a zip of a folder of images."""
+    angles = [0.4, -0.7, 1.0, -0.3, 0.8, -1.0, 0.2, 0.6]
+    jpegs = [
+        scanned_jpeg(image, Degradation(angle=angles[offset % len(angles)]), page_seed=first + offset, dpi=200)
+        for offset, image in enumerate(pages_render(pdf, first, last, dpi=200))
+    ]
+    return scans_zip(jpegs, folder="faq", first=first)
+
+
+def _zip_book(client, content: bytes, *, pages: int) -> str:  # type: ignore[no-untyped-def]
+    upload = client.post(
+        "/v1/uploads", {"file": SimpleUploadedFile("faq.zip", content, "application/zip")}, format="multipart"
+    )
+    assert upload.status_code == 200, upload.content
+    assert (upload.json()["kind"], upload.json()["pageCount"]) == ("zip", pages)
+    created = client.post(
+        "/v1/projects", {"uploadKey": upload.json()["uploadKey"], "targetLanguageCode": "es"}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    project_id = str(created.json()["id"])
+    assert client.post(f"/v1/projects/{project_id}/normalize").status_code == 200
+    assert Project.objects.get(pk=project_id).status == "Calibrating"  # images read by OCR on a worker
+    normalize_run(project_id=project_id, page_limit=pages)
+    assert Project.objects.get(pk=project_id).normalize_state == "done"
+    return project_id
+
+
+def test_a_scanned_folder_of_images_loses_its_running_headers_and_keeps_its_lists_and_code(user, auth_client, settings):
+    """The FAQ's pages 40-45 (7.12-8.1: commands in shaded boxes, a listing, commands and
+    URLs inside sentences, lists) uploaded as a zip of JPEG scans, each page turned its own
+    way: the chapter's running header is furniture on every page that has one, bullets make
+    list items, and the local engine translates the prose around code kept as it was."""
+    settings.TRANSLATION_ENGINE = "local"
+    faq = _faq_with("tesseract", "apertium")
+    credit(user, "50")
+    project_id = _zip_book(auth_client, _scans_zip(faq, 40, 45), pages=6)
+    pages = list(Project.objects.get(pk=project_id).pages.order_by("index"))
+
+    assert all(page.layout["source"] == "ocr" for page in pages)
+    assert [page.structured for page in pages] == [True, True, False, True, True, True]  # 42 is blank
+    headers = [[item["text"] for item in page.furniture if item["kind"] == "header"] for page in pages]
+    # Pages 40, 41, 44 and 45 have the running header (42 is blank, 43 opens chapter 8).
+    assert [any(text.startswith("CHAPTER") for text in found) for found in headers] == [
+        True,
+        True,
+        False,
+        False,
+        True,
+        True,
+    ]
+    assert not any(re.search(r"CHAPTER [78]\.|BASICS OF THE DEBIAN", page.source_markdown) for page in pages)
+    first = pages[0].source_markdown
+    assert first.startswith("- unknown - the user has never indicated")  # a list, its bullets read as `*` and `+`
+    assert "\n\n```\napt-get source foo\n```\n\n" in first
+    assert "\n```\napt-mark hold package_name\n```\n" in first
+    assert "and remove the hold with" not in "".join(re.findall(r"```.*?```", first, flags=re.DOTALL))
+    assert "`dpkg --install foo_VVV-RRR.deb`" in pages[3].source_markdown
+
+    book = _exported_markdown(auth_client, project_id)
+
+    for command in (
+        "apt-get source foo",
+        "sudo apt-get build-dep foo",
+        "debuild -us -uc",
+        "dpkg-buildpackage -rfakeroot -b",
+    ):
+        assert f"```\n{command}\n```" in book
+    assert re.search(r"^apt-get update +-> +apt update$", book, re.MULTILINE)  # the table of commands, aligned
+    assert "`dpkg --install foo_VVV-RRR.deb`" in book
+    prose = re.sub(r"```.*?```|`[^`]*`", "", book, flags=re.DOTALL)
+    assert "apt-get" in prose  # the command named in a sentence, kept as it is
+    assert "apto-coger" not in prose.lower()
+    assert "paquete" in prose or "envase" in prose  # and the prose is Spanish
+
+
+def test_a_sentence_over_a_page_break_of_a_scan_is_whole_under_the_running_header(user, auth_client, settings):
+    """The FAQ's pages 10-11 scanned into a zip: page 10 ends inside a sentence ("... have
+    some kind of") that page 11 finishes under its running header; the sentence is read
+    whole, with page 10, and the header is left out."""
+    settings.TRANSLATION_ENGINE = "local"
+    faq = _faq_with("tesseract")
+    project_id = _zip_book(auth_client, _scans_zip(faq, 10, 11), pages=2)
+    first, second = Project.objects.get(pk=project_id).pages.order_by("index")
+
+    assert "kind of package maintenance system" in first.source_markdown
+    assert second.carried_from == 1
+    assert not second.source_markdown.startswith("package maintenance system")
+    assert any(item["text"].startswith("CHAPTER 1") for item in second.furniture)
+    assert "CHAPTER 1" not in first.source_markdown + second.source_markdown

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from bookstructure.words import word_list
 from translation.engines import PageInput, PageResult, completeness_problem
 from translation.engines.markup import literals_restored, page_language, prose_of, segments_join, segments_split
 
@@ -129,3 +130,42 @@ def test_a_page_of_code_kept_verbatim_is_a_complete_translation() -> None:
 
     assert prose_of(source) == "Example:"
     assert completeness_problem(_page(source), result) is None
+
+
+# The Debian FAQ's 7.14 as its scan reads: commands in listings, the same names in its prose.
+FAQ_PAGE = """Now, first get the source package:
+
+```
+apt-get source foo
+```
+
+and change to the source tree, then run debuild (see debuild(1) and apt-get(8)) to make the package:
+
+```
+$ debuild -us -uc
+```
+
+If you prefer to do things manually, and don't want to use apt-get, see `https://www.debian.org/doc/`devel-manuals#maint-guide."""
+
+
+def test_the_names_a_pages_code_uses_are_kept_in_its_prose_and_its_words_are_not() -> None:
+    segments = segments_split(FAQ_PAGE, words=word_list("en"))
+
+    assert {"debuild", "apt-get", "debuild(1)", "apt-get(8)"} <= set(segments.literals)  # and manual pages
+    # The commands' plain words are still prose: `source`, `make` and `package` are words.
+    prose = " ".join(segments.texts)
+    assert "first get the source package" in prose
+    assert "to make the package" in prose
+    assert "don't want to use \u27e6" in prose
+    # A URL broken at a line's end, its rest not read as code, is one literal.
+    url = "`https://www.debian.org/doc/`devel-manuals#maint-guide"
+    assert prose.endswith(f"\u27e6{segments.literals.index(url)}\u27e7.")
+    assert segments_join(segments, segments.texts) == FAQ_PAGE
+
+
+def test_without_the_pages_language_only_its_literal_forms_are_kept() -> None:
+    segments = segments_split(FAQ_PAGE)
+
+    assert "apt-get(8)" in segments.literals  # a manual page is a literal in any language
+    assert "debuild" not in segments.literals
+    assert "run debuild" in " ".join(segments.texts)

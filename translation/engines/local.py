@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Mapping
 
+from bookstructure.words import word_list
 from translation.engines.base import (
     EngineCapabilities,
     EngineError,
@@ -170,7 +171,7 @@ class LocalEngine:
                     engine=self.name, source_language=source, target_language=page.target_language
                 )
             translation = (
-                self._apertium_markdown(mode, source_text, page.glossary)
+                self._apertium_markdown(mode, source_text, page.glossary, language=source)
                 if markdown
                 else self._apertium(mode, source_text, page.glossary)
             )
@@ -210,11 +211,12 @@ class LocalEngine:
             translated = translated.replace(placeholder, replacement)
         return translated.strip()
 
-    def _apertium_markdown(self, mode: str, markdown: str, glossary: Mapping[str, str]) -> str:
-        """A page's Markdown with only its prose translated (`markup.segments_split`): the
-        texts go to Apertium in one call, a blank line apart (Apertium keeps line breaks),
-        or one by one if the call's answer does not split back into as many."""
-        segments = segments_split(markdown)
+    def _apertium_markdown(self, mode: str, markdown: str, glossary: Mapping[str, str], *, language: str) -> str:
+        """A page's Markdown with only its prose translated (`markup.segments_split`, the
+        names its code uses kept in its prose too, told from the words of its `language`):
+        the texts go to Apertium in one call, a blank line apart (Apertium keeps line
+        breaks), or one by one if the call's answer does not split back into as many."""
+        segments = segments_split(markdown, words=word_list(language))
         if not segments.texts:
             return markdown
         translated = re.split(r"\n[ \t]*\n", self._apertium(mode, "\n\n".join(segments.texts), glossary))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bookstructure.words import WordList
 from core.markdown import block_start_escape, markdown_escape, markdown_unescape
 from translation.engines.base import PageInput
 from translation.languages import language_detect
@@ -31,6 +32,7 @@ _HEADING = re.compile(r"^(#{1,6} +)(.*)$")
 _LIST_ITEM = re.compile(r"^(\s*(?:[-+*]|\d+[.)]) +)(.*)$")
 _TABLE_DELIMITER = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 _CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_GLUED = re.compile(r"[^\s`]*[^\s`.,;:!?)\]'\"\u2019\u201d]")
 # Literal text in prose, never translated: URLs, e-mail addresses, command-line options,
 # file paths, file names, identifiers (snake_case, CamelCase with a capital inside, calls,
 # C++/Rust paths, names with digits such as BZ2).
@@ -48,7 +50,14 @@ _LITERAL = re.compile(
     r"|\b[a-z]+[A-Z]\w*\b"
     r"|\b[A-Z][a-z]+[A-Z]\w*\b"
     r"|\b[A-Z]+\d\w*\b"
+    r"|(?<![\w.-])[A-Za-z][\w.+-]*\(\d[a-z]*\)"  # a manual page: apt-get(8), sources.list(5)
 )
+# A name the page's code uses: a command (a code line's first word, after a shell's prompt,
+# or an inline code span's), or a word of its code with a sign inside (`apt-get`, `foo_1.0`).
+_PROMPT = re.compile(r"^\s*[$#%]\s+")
+_NAME_EDGES = "\"'`()[]{}<>,;:!?.*"
+FAMILY_CHARS = 4  # a hyphenated name's first part this short names a family of commands
+_SIGNED_NAME = re.compile(r"^[A-Za-z][\w]*(?:[-_.+/][\w]+)+$|^[A-Za-z]+\d[\w]*$")
 
 
 @dataclass
@@ -61,9 +70,17 @@ class Segments:
     literals: list[str]
 
 
-def segments_split(markdown: str) -> Segments:
-    """The prose of a page's Markdown, each text with its literals replaced by placeholders."""
+def segments_split(markdown: str, *, words: WordList | None = None) -> Segments:
+    """The prose of a page's Markdown, each text with its literals replaced by placeholders.
+    With the word list of the page's language, the names its code uses (`code_names`) are
+    literals in its prose too: `apt-get` and `dpkg` set in a sentence as in its listings."""
     segments = Segments(parts=[], texts=[], literals=[])
+    names = code_names(markdown, words) if words is not None else frozenset()
+    literal = _LITERAL
+    if names:
+        alternatives = [re.escape(name) for name in sorted(names, key=len, reverse=True)]
+        alternatives += [f"{re.escape(family)}-[\\w-]*\\w" for family in _families(names)]
+        literal = re.compile(rf"{_LITERAL.pattern}|(?<![\w.+/-])(?:{'|'.join(alternatives)})(?![\w+/-]|\.\w)")
     fence: str | None = None
     for line in markdown.split("\n"):
         if fence is not None:
@@ -78,12 +95,12 @@ def segments_split(markdown: str) -> Segments:
         elif not line.strip() or _TABLE_DELIMITER.match(line.strip()):
             segments.parts.append(line + "\n")
         elif line.lstrip().startswith("|"):
-            _table_row_split(line, segments)
+            _table_row_split(line, segments, literal)
         else:
             match = _HEADING.match(line) or _LIST_ITEM.match(line)
             prefix, prose = (match.group(1), match.group(2)) if match else ("", line)
             segments.parts.append(prefix)
-            _prose_add(prose, segments)
+            _prose_add(prose, segments, literal)
             segments.parts.append("\n")
     if segments.parts and segments.parts[-1] == "\n" and not markdown.endswith("\n"):
         segments.parts.pop()
@@ -92,17 +109,17 @@ def segments_split(markdown: str) -> Segments:
     return segments
 
 
-def _table_row_split(line: str, segments: Segments) -> None:
+def _table_row_split(line: str, segments: Segments, literal: re.Pattern[str]) -> None:
     cells = re.split(r"(?<!\\)\|", line.strip())
     segments.parts.append("|")
     for cell in cells[1:-1] if line.strip().endswith("|") else cells[1:]:
         segments.parts.append(" ")
-        _prose_add(cell.strip(), segments)
+        _prose_add(cell.strip(), segments, literal)
         segments.parts.append(" |")
     segments.parts.append("\n")
 
 
-def _prose_add(markdown: str, segments: Segments) -> None:
+def _prose_add(markdown: str, segments: Segments, literal: re.Pattern[str]) -> None:
     """One prose text: code spans kept whole, its escapes read, its literals protected."""
     if not markdown.strip():
         segments.parts.append(markdown)
@@ -110,16 +127,46 @@ def _prose_add(markdown: str, segments: Segments) -> None:
     pieces: list[str] = []
     position = 0
     for span in _CODE_SPAN.finditer(markdown):
-        pieces.append(_literals_protect(markdown_unescape(markdown[position : span.start()]), segments))
-        pieces.append(_placeholder(span.group(0), segments))
-        position = span.end()
-    pieces.append(_literals_protect(markdown_unescape(markdown[position:]), segments))
+        pieces.append(_literals_protect(markdown_unescape(markdown[position : span.start()]), segments, literal))
+        # What goes on from a code span with no space between is its literal too: a URL or a
+        # path broken at a line's end whose rest the line after did not set as code.
+        glued = _GLUED.match(markdown, span.end())
+        end = glued.end() if glued else span.end()
+        pieces.append(_placeholder(markdown[span.start() : end], segments))
+        position = end
+    pieces.append(_literals_protect(markdown_unescape(markdown[position:]), segments, literal))
     segments.parts.append(len(segments.texts))
     segments.texts.append("".join(pieces))
 
 
-def _literals_protect(prose: str, segments: Segments) -> str:
-    return _LITERAL.sub(lambda match: _placeholder(markdown_escape(match.group(0)), segments), prose)
+def _literals_protect(prose: str, segments: Segments, literal: re.Pattern[str]) -> str:
+    return literal.sub(lambda match: _placeholder(markdown_escape(match.group(0)), segments), prose)
+
+
+def _families(names: frozenset[str]) -> list[str]:
+    """The families of the page's hyphenated names: a name's first part of at most
+    FAMILY_CHARS letters (`apt` of `apt-cache`, `dpkg` of `dpkg-deb`), so `apt-get` named in
+    a sentence is kept on a page whose code uses `apt-cache`."""
+    families = {name.split("-", 1)[0] for name in names if "-" in name}
+    return sorted(family for family in families if family.isalpha() and len(family) <= FAMILY_CHARS)
+
+
+def code_names(markdown: str, words: WordList) -> frozenset[str]:
+    """The names a page's code uses, which its prose mentions as they are: each command (a
+    fenced code line's first word, after a shell's prompt, and an inline code span's
+    first word) that is no word of the language (`dpkg`, `debuild`; not `make`), and each
+    word of its code with a sign inside (`apt-get`, `dpkg-deb`, `libc6`)."""
+    names: set[str] = set()
+    codes = [line for block in code_blocks(markdown) for line in block.split("\n")[1:-1]]
+    codes += [span.group(2) for block, part in _parts(markdown) if not block for span in _CODE_SPAN.finditer(part)]
+    for code in codes:
+        tokens = [token.strip(_NAME_EDGES) for token in _PROMPT.sub("", code).split()]
+        for position, token in enumerate(tokens):
+            if len(token) < 2 or not token[0].isalpha():
+                continue
+            if _SIGNED_NAME.match(token) or (position == 0 and token.isalpha() and token.lower() not in words):
+                names.add(token)
+    return frozenset(names)
 
 
 def _placeholder(literal: str, segments: Segments) -> str:

@@ -111,7 +111,8 @@ def spans_markdown(spans: Sequence[Mapping[str, Any]]) -> str:
             continue
         gap = "" if span.get("glued") or not (parts or code) else " "
         size = float(span.get("size") or 0.0)
-        if span.get("glued") and not code and _MARK.fullmatch(text) and 0 < size <= MARK_SIZE * before:
+        if span.get("glued") and _MARK.fullmatch(text) and 0 < size <= MARK_SIZE * before:
+            code_close()
             parts.append(note_mark(text, shown=markdown_escape(text)))
             continue
         before = size
@@ -205,7 +206,7 @@ def _block_lines(block: Mapping[str, Any], *, page: int, block_index: int, regio
                     bottom=bottom,
                     text=text if _mono(inked) else " ".join(text.split()),
                     size=size,
-                    bold=all(span.get("bold") for span in inked),
+                    bold=_bold(inked),
                     mono=_mono(inked),
                     markdown=spans_markdown(inked),
                     font=_dominant_font(inked),
@@ -216,6 +217,21 @@ def _block_lines(block: Mapping[str, Any], *, page: int, block_index: int, regio
             )
         )
     return _listing_lines_kept(block_lines)
+
+
+def _bold(spans: Sequence[Mapping[str, Any]]) -> bool:
+    """Every span of the line is bold, its code and a footnote's mark aside (a heading
+    naming `asmeconf.bst`, a heading with a note)."""
+    largest = max((float(span.get("size") or 0.0) for span in spans), default=0.0)
+    prose = [
+        span
+        for span in spans
+        if not span.get("mono")
+        and not (
+            _MARK.fullmatch(str(span.get("text", "")).strip()) and float(span.get("size") or 0.0) <= MARK_SIZE * largest
+        )
+    ] or spans
+    return bool(prose) and all(span.get("bold") for span in prose)
 
 
 def _mono(spans: Sequence[Mapping[str, Any]]) -> bool:

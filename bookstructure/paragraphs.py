@@ -95,6 +95,12 @@ _INITIALS = re.compile(r"(?:[A-Z][a-z]?\.-?)+")
 _NAME_PARTICLES = frozenset(
     {"van", "von", "de", "der", "den", "da", "di", "del", "du", "la", "le", "of", "y", "bin", "al"}
 )
+_REFERENCES_HEADING = re.compile(
+    r"(?:\d+\.?\s+|[IVX]+\.\s+)?(?:references|bibliography|literature cited|works cited|literatur|bibliographie"
+    r"|r[ée]f[ée]rences|referencias|bibliograf[íi]a)",
+    re.IGNORECASE,
+)
+_REFERENCE_LABEL = re.compile(r"\[\d{1,3}[a-z]?\]\s|\d{1,3}\.\s|\(\d{1,3}\)\s")
 _EQUATION_NUMBER = re.compile(r"\((?:[A-Z]?\d+(?:[.-]\d+)*[a-z]?|[A-Z]\.\d+)\)")
 _CAPTION = re.compile(
     r"(?:fig(?:ure)?|table|tab|algorithm|listing|scheme|chart|plate|exhibit)\.?\s*(?:\d+|[ivx]+|[a-z])(?:[.-]\d+)*"
@@ -230,6 +236,7 @@ def book_text_build(
     book_right = statistics.median(max(line.x1 for line in body) for body in full_pages) if full_pages else 0.0
     drafts_by_page: list[list[_Draft]] = []
     notes_by_page: list[list[_Note]] = []
+    in_references = False
     for index, body in enumerate(bodies):
         edges = _region_edges(body)
         if len(edges) == 1 and len(body) < FULL_PAGE_LINES:
@@ -257,6 +264,7 @@ def book_text_build(
             drafts.sort(key=_place)
         if first_page and index == 0:
             _front_matter_read(drafts)
+        in_references = _references_read(drafts, in_references=in_references)
         drafts, notes = _notes_split(_footnote_marks_placed(drafts, body_size=body_size), body_size=body_size)
         drafts_by_page.append(_columns_joined(drafts))
         notes_by_page.append(notes)
@@ -586,6 +594,22 @@ def notes_linked(paragraphs: Sequence[Paragraph], notes: Sequence[Paragraph]) ->
     return result
 
 
+def _references_read(drafts: Sequence[_Draft], *, in_references: bool) -> bool:
+    """A list of references (under a heading References, Bibliography, ...) is a list: each
+    entry that starts with its label (`[12]`, `12.`, `(12)`) a list item. Whether the
+    list goes on after these drafts (on the next page)."""
+    for draft in drafts:
+        text = draft.lines[0].text
+        named = _REFERENCES_HEADING.fullmatch(text.strip(" .:")) is not None and len(draft.lines) == 1
+        if named and draft.kind is ParagraphKind.PARAGRAPH:  # "REFERENCES" set in the body's size
+            draft.kind, draft.level = ParagraphKind.HEADING, 2
+        if draft.kind is ParagraphKind.HEADING:
+            in_references = named
+        elif in_references and draft.kind is ParagraphKind.PARAGRAPH and _REFERENCE_LABEL.match(text):
+            draft.kind = ParagraphKind.LIST_ITEM
+    return in_references
+
+
 def _front_matter_read(drafts: Sequence[_Draft]) -> None:
     """The book's first page: under its title (its largest heading), up to the first
     section (a numbered heading, an Abstract, an Introduction, ...) or the first prose, a
@@ -899,7 +923,9 @@ def _block_paragraphs(lines: list[PageLine]) -> list[list[PageLine]]:
     for index in range(1, len(lines)):
         previous, line = lines[index - 1], lines[index]
         following = lines[index + 1] if index + 1 < len(lines) else None
-        if _starts_paragraph(previous, line, following, left=left, right=right, pitch=pitch):
+        # A list of references: each entry starts at its label (`[3]`), wherever the line stands.
+        listed = _REFERENCE_LABEL.match(line.text) is not None and _REFERENCE_LABEL.match(lines[0].text) is not None
+        if listed or _starts_paragraph(previous, line, following, left=left, right=right, pitch=pitch):
             paragraphs.append([line])
         else:
             paragraphs[-1].append(line)

@@ -378,3 +378,52 @@ def test_a_numbered_display_equation_is_one_block_kept_as_it_is_set() -> None:
     assert "\n\n(1)\n\n" not in second
     assert "\n\n𝑞⃗ = −𝑘∇𝑇\n\n" not in asme_second
     assert "```\n𝑞⃗ = −𝑘∇𝑇" in asme_second
+
+
+def test_a_list_of_references_is_a_list_each_entry_from_its_label() -> None:
+    entries = [
+        (72, 200, 540, "[1] Ning, Xiang and Lovell, Mary Rose. On the Sliding Friction of Deposits. ASME Journal"),
+        (72, 214, 300, "of Tribology 141 (2019): 1-9."),
+        (72, 228, 540, "[2] Gibson, Tom A. and Tucker, Matthew A. The Big Book of Cellular Studies. John Wiley"),
+        (72, 242, 300, "and Sons, New York (2008)."),
+        (72, 256, 540, "[3] Stevens, Thomas T. Stochastic Fields and Their Digital Simulation. Stochastic Methods."),
+    ]
+    layout = _page(
+        _column(72, 540, 60, [f"{PROSE} {PROSE}"] * 3 + ["It ends."]),
+        _block((72, 170, 160, [{**_span("REFERENCES"), "bold": True}])),
+        _block(*((x0, top, x1, [_span(text)]) for x0, top, x1, text in entries)),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    kinds = [(paragraph.kind, paragraph.text[:12]) for paragraph in page.paragraphs[1:]]
+    assert kinds == [
+        (ParagraphKind.HEADING, "REFERENCES"),
+        (ParagraphKind.LIST_ITEM, "[1] Ning, Xi"),
+        (ParagraphKind.LIST_ITEM, "[2] Gibson, "),
+        (ParagraphKind.LIST_ITEM, "[3] Stevens,"),
+    ]
+    assert page.paragraphs[2].markdown.endswith("ASME Journal of Tribology 141 (2019): 1-9.")
+
+
+def test_a_bold_heading_naming_code_and_carrying_a_notes_mark_is_a_heading() -> None:
+    layout = _page(
+        _block(
+            (
+                72,
+                80,
+                400,
+                [
+                    {**_span("5. REFERENCE FORMATTING WITH"), "bold": True},
+                    _span("asmeconf.bst", mono=True),
+                    {**_span("3", size=7.0, glued=True), "bold": False},
+                ],
+            )
+        ),
+        _column(72, 540, 100, [f"{PROSE} {PROSE}"] * 3 + ["It ends."]),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    assert page.paragraphs[0].kind is ParagraphKind.HEADING
+    assert page.paragraphs[0].markdown == "## 5. REFERENCE FORMATTING WITH `asmeconf.bst`3"

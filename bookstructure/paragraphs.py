@@ -236,6 +236,7 @@ def book_text_build(
     book_right = statistics.median(max(line.x1 for line in body) for body in full_pages) if full_pages else 0.0
     drafts_by_page: list[list[_Draft]] = []
     notes_by_page: list[list[_Note]] = []
+    asides_by_page: list[list[_Draft]] = []
     in_references = False
     for index, body in enumerate(bodies):
         edges = _region_edges(body)
@@ -265,7 +266,8 @@ def book_text_build(
         if first_page and index == 0:
             _front_matter_read(drafts)
         in_references = _references_read(drafts, in_references=in_references)
-        drafts, notes = _notes_split(_footnote_marks_placed(drafts, body_size=body_size), body_size=body_size)
+        drafts, notes, asides = _notes_split(_footnote_marks_placed(drafts, body_size=body_size), body_size=body_size)
+        asides_by_page.append(asides)
         drafts_by_page.append(_columns_joined(drafts))
         notes_by_page.append(notes)
 
@@ -314,6 +316,7 @@ def book_text_build(
         placed = [(_place(draft), _paragraph(draft, vocabulary=vocabulary, words=words)) for draft in drafts]
         placed.extend((table.place, _table_paragraph(table, page=index)) for table in tables[index])
         ordered = [paragraph for _, paragraph in sorted(placed, key=lambda item: item[0])]
+        ordered += [_paragraph(aside, vocabulary=vocabulary, words=words) for aside in asides_by_page[index]]
         page_notes = [_note_paragraph(note, vocabulary=vocabulary, words=words) for note in notes_by_page[index]]
         pages.append(
             PageText(page=index, paragraphs=tuple(notes_linked(ordered, page_notes)), carried_from=carried_from[index])
@@ -483,13 +486,18 @@ def _columns_joined(drafts: list[_Draft]) -> list[_Draft]:
     return joined
 
 
-def _notes_split(drafts: list[_Draft], *, body_size: float) -> tuple[list[_Draft], list[_Note]]:
-    """The page's drafts without its footnotes, and its footnotes: at the foot of a column
-    (or of the page), after the text, set smaller than the body, each starting with its
-    mark (a number or a sign); a note's lines that do not start with a mark go on the note
-    before them. A column set wholly in small type (a list of references) has none."""
+def _notes_split(drafts: list[_Draft], *, body_size: float) -> tuple[list[_Draft], list[_Note], list[_Draft]]:
+    """The page's drafts without its footnotes and asides, its footnotes, and its asides.
+    Footnotes stand at the foot of a column (or of the page), after the text, set smaller
+    than the body, each starting with its mark (a number or a sign); a note's lines that do
+    not start with a mark go on the note before them. On a page in columns, small type at
+    the foot of a column that starts with no mark (a copyright or a publisher's box) is an
+    aside: it leaves the columns' flow, so that the text goes on past it, and stands at the
+    end of the page. A column set wholly in small type (a list of references) has neither."""
     notes: list[_Note] = []
+    asides: list[_Draft] = []
     kept: list[_Draft] = []
+    in_columns = any(line.column != 0 for draft in drafts for line in draft.lines)
     regions: dict[int, list[_Draft]] = {}
     for draft in drafts:
         regions.setdefault(draft.lines[0].region, []).append(draft)
@@ -502,10 +510,13 @@ def _notes_split(drafts: list[_Draft], *, body_size: float) -> tuple[list[_Draft
         if found and len(found) <= NOTES_MAX:
             notes.extend(found)
             kept.extend(region_drafts[:start])
+        elif in_columns and foot and start > 0 and region_drafts[0].lines[0].column >= 0 and not found:
+            asides.extend(foot)
+            kept.extend(region_drafts[:start])
         else:
             kept.extend(region_drafts)
     kept.sort(key=lambda draft: (draft.lines[0].region, drafts.index(draft)))
-    return kept, notes
+    return kept, notes, asides
 
 
 def _small(draft: _Draft, *, body_size: float) -> bool:

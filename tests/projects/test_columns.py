@@ -427,3 +427,23 @@ def test_a_bold_heading_naming_code_and_carrying_a_notes_mark_is_a_heading() -> 
 
     assert page.paragraphs[0].kind is ParagraphKind.HEADING
     assert page.paragraphs[0].markdown == "## 5. REFERENCE FORMATTING WITH `asmeconf.bst`3"
+
+
+def test_a_copyright_box_at_the_foot_of_a_column_is_set_apart_and_the_sentence_goes_on_past_it() -> None:
+    left = [f"{PROSE} line {number}" for number in range(8)] + [f"{PROSE} and the sentence runs on"]
+    box = [
+        (72, 700, 296, [_span("Permission to make digital or hard copies of all or part of this work", size=7.0)]),
+        (72, 709, 296, [_span("for personal or classroom use is granted without fee provided that", size=7.0)]),
+    ]
+    layout = _page(
+        _column(72, 296, 100, left),
+        _block(*box, height=8),
+        _column(316, 540, 100, [f"past the copyright box {PROSE}", "and ends here."]),
+        _column(316, 540, 140, [f"Another {PROSE}."] * 7),
+    )
+
+    (page,) = book_text_build([layout], words=NO_WORDS).pages
+
+    texts = [paragraph.text for paragraph in page.paragraphs]
+    assert texts[0].endswith(f"the sentence runs on past the copyright box {PROSE} and ends here.")
+    assert texts[-1].startswith("Permission to make digital or hard copies")

@@ -32,6 +32,11 @@ _HEADING = re.compile(r"^(#{1,6} +)(.*)$")
 _LIST_ITEM = re.compile(r"^(\s*(?:[-+*]|\d+[.)]) +)(.*)$")
 _TABLE_DELIMITER = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 _CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+# Markdown footnotes (the structure layer's notes): a reference `[^4]` is kept as it is in
+# the prose, a definition `[^4]: ...` keeps its label and has its text translated.
+_FOOTNOTE_REFERENCE = re.compile(r"(?<!\\)\[\^[^\]\s]+\](?!:)")
+_FOOTNOTE_DEFINITION = re.compile(r"^(\[\^[^\]\s]+\]:[ \t]*)(.*)$")
+_KEPT_IN_PROSE = re.compile(f"{_CODE_SPAN.pattern}|{_FOOTNOTE_REFERENCE.pattern}")
 _GLUED = re.compile(r"[^\s`]*[^\s`.,;:!?)\]'\"\u2019\u201d]")
 # Literal text in prose, never translated: URLs, e-mail addresses, command-line options,
 # file paths, file names, identifiers (snake_case, CamelCase with a capital inside, calls,
@@ -97,7 +102,7 @@ def segments_split(markdown: str, *, words: WordList | None = None) -> Segments:
         elif line.lstrip().startswith("|"):
             _table_row_split(line, segments, literal)
         else:
-            match = _HEADING.match(line) or _LIST_ITEM.match(line)
+            match = _HEADING.match(line) or _LIST_ITEM.match(line) or _FOOTNOTE_DEFINITION.match(line)
             prefix, prose = (match.group(1), match.group(2)) if match else ("", line)
             segments.parts.append(prefix)
             _prose_add(prose, segments, literal)
@@ -126,7 +131,7 @@ def _prose_add(markdown: str, segments: Segments, literal: re.Pattern[str]) -> N
         return
     pieces: list[str] = []
     position = 0
-    for span in _CODE_SPAN.finditer(markdown):
+    for span in _KEPT_IN_PROSE.finditer(markdown):
         pieces.append(_literals_protect(markdown_unescape(markdown[position : span.start()]), segments, literal))
         # What goes on from a code span with no space between is its literal too: a URL or a
         # path broken at a line's end whose rest the line after did not set as code.

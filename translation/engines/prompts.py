@@ -29,6 +29,9 @@ or 1., emphasis with * and **, block quotes with >, tables as Markdown tables.
 - Code is never translated: copy code blocks (between ``` fences) and inline code (between backticks) \
 exactly, character for character, and keep URLs, file paths, command-line options and identifiers as \
 they are.
+- Keep footnotes as Markdown footnotes: each reference such as [^4] stays in its place in the text, \
+and each note stays a definition at the end of the page starting with its label ([^4]: ...), its text \
+translated. Never translate, renumber, remove or add a label.
 - Use the glossary's translations exactly, every time the term appears.
 - The end of the previous page is given for continuity only: do not translate it or repeat it.
 - Do not add notes, explanations, greetings or commentary.

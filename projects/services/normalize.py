@@ -62,6 +62,7 @@ NORMALIZE_TASK = "projects.tasks.normalize_project"
 
 
 _FIRST_HEADING = re.compile(r"^#{1,6} +(.+)$", re.MULTILINE)
+_NOTE_REFERENCE = re.compile(r"(?:,?\[\^[^\]\s]+\])+")  # a title's footnotes ("title[^1],[^2]") are not its text
 # A page whose image and text are stored (it is prepared once its body is read, too).
 _STORED = Q(prepared=True) | ~Q(image_key="")
 
@@ -431,7 +432,8 @@ def pages_structure_advance(project: Project, *, through: int, complete: bool) -
                 )
         if bodies and bodies[0].index == 1 and not project.book_title:
             heading = _FIRST_HEADING.search(bodies[0].markdown)
-            _book_title_set(project, markdown_unescape(heading.group(1).replace("`", "")) if heading else "")
+            title = _NOTE_REFERENCE.sub("", heading.group(1)).replace("`", "") if heading else ""
+            _book_title_set(project, markdown_unescape(title).strip())
         waiting = project.pages.filter(index__in=[body.index for body in bodies], job__isnull=False)
         for job_id in set(waiting.values_list("job_id", flat=True)):
             job_wake_if_ready(job_id=job_id)

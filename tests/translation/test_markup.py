@@ -172,17 +172,11 @@ def test_without_the_pages_language_only_its_literal_forms_are_kept() -> None:
 
 
 def test_footnote_references_and_definitions_come_back_as_they_went_their_text_translated() -> None:
-    source = (
-        "Trapped in a mode (WGM)[^4] of a sphere[^star].\n\n[^4]: The modes occur at wavelengths.\n\n[^star]: A note."
-    )
+    source = "A mode (WGM)[^4] of a sphere[^1],[^star].\n\n[^4]: The modes occur at wavelengths.\n\n[^star]: A note."
     segments = segments_split(source)
 
-    assert segments.texts == [
-        "Trapped in a mode (WGM)⟦0⟧ of a sphere⟦1⟧.",
-        "The modes occur at wavelengths.",
-        "A note.",
-    ]
-    translated = ["Atrapado en un modo (WGM)⟦0⟧ de una esfera⟦1⟧.", "Los modos ocurren.", "Una nota."]
+    assert segments.texts == ["A mode (WGM)⟦0⟧ of a sphere⟦1⟧,⟦2⟧.", "The modes occur at wavelengths.", "A note."]
+    translated = ["Un modo (WGM)⟦0⟧ de una esfera⟦1⟧,⟦2⟧.", "Los modos ocurren.", "Una nota."]
     assert segments_join(segments, translated) == (
-        "Atrapado en un modo (WGM)[^4] de una esfera[^star].\n\n[^4]: Los modos ocurren.\n\n[^star]: Una nota."
+        "Un modo (WGM)[^4] de una esfera[^1],[^star].\n\n[^4]: Los modos ocurren.\n\n[^star]: Una nota."
     )

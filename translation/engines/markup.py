@@ -135,7 +135,7 @@ def _prose_add(markdown: str, segments: Segments, literal: re.Pattern[str]) -> N
         pieces.append(_literals_protect(markdown_unescape(markdown[position : span.start()]), segments, literal))
         # What goes on from a code span with no space between is its literal too: a URL or a
         # path broken at a line's end whose rest the line after did not set as code.
-        glued = _GLUED.match(markdown, span.end())
+        glued = _GLUED.match(markdown, span.end()) if span.group(0).startswith("`") else None
         end = glued.end() if glued else span.end()
         pieces.append(_placeholder(markdown[span.start() : end], segments))
         position = end

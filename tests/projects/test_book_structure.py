@@ -347,6 +347,16 @@ def test_a_scanned_folder_of_images_loses_its_running_headers_and_keeps_its_list
     assert "\n```\napt-mark hold package_name\n```\n" in first
     assert "and remove the hold with" not in "".join(re.findall(r"```.*?```", first, flags=re.DOTALL))
     assert "`dpkg --install foo_VVV-RRR.deb`" in pages[3].source_markdown
+    # An item whose bullet OCR did not read at all is one, its wrapped lines with it.
+    assert "\n- Unpack (but do not configure) a Debian archive into the file system of the hard disk: `dpkg" in (
+        pages[3].source_markdown
+    )
+    assert (
+        "`. Note that this operation does not necessarily"
+        in pages[3].source_markdown.split("- Unpack")[1].split("\n")[0]
+    )
+    # A section's heading, bold at the body's size on a page of many code lines, is a heading.
+    assert re.search(r"^#+ 8\.1\.2 APT$", pages[4].source_markdown, re.MULTILINE)
 
     book = _exported_markdown(auth_client, project_id)
 

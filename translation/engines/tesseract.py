@@ -75,6 +75,14 @@ INK_MIN_SHARE = 0.002  # less ink than this share of the page: a blank page, not
 INK_LEVEL = 128  # of the contrasted image: darker is ink (a stroke's width is measured in it)
 BOLD_STROKE = 1.4  # strokes this many times the body's: bold (measured: bold 1.5-1.65, body 1)
 BOLD_MIN_LINES = 5
+EDGE_ALIGN = 0.25  # of the body's line height: a paragraph's lines starting this close start at one edge
+RULE_CELL = 16  # pixels: a rule is found on the page reduced this many times across
+RULE_CELLS = 8  # cells in a row darker than the paper (128 pixels, 0.65 inch at 200 dpi) make a rule
+RULE_LEVEL = 245  # of the contrasted page, its paper white: a cell's mean grey under this is darker
+RULE_PAPER = 250  # a cell's mean grey this light is paper
+RULE_THICK = 5  # pixels: a rule is thinner (the rows this far above and below it are paper)
+RULE_PAPER_SHARE = 0.75
+LINE_INK_ROW = 3  # of 255: a row of a line's box with ink over this share of its width (1%) holds its text
 SWOLLEN_WORD = 1.6  # a word's box this many times taller than its line's median took in a rule or a speck
 BULLET_SIZE = 0.5  # of its line's median word height: a bullet's box at most this wide and tall
 BULLET_INK = 0.5  # and at least this share of it ink (a filled dot: 0.64-0.79 measured; `+` or `*` less)
@@ -107,6 +115,7 @@ INK_PERCENTILE = 0.05  # a word's darkest ink: this share of its box's pixels is
 PROSE_WORDS = 4  # a line of this many words, nearly all plain words and no code's signs, is prose
 PROSE_SHARE = 0.75
 PROMPTS = frozenset({"$", "#", "%"})  # a shell's prompt starting a command line
+PLAIN_CODE_CHARS = 4  # a plain word in a lighter ink is told code by its width from this many characters
 WORD_CELLS = 0.25  # a word in a lighter ink this close (in cells) to the code font's width is code
 RUN_CELLS = 0.5  # and one beside code unless further than this from it (a proportional font's)
 PUNCTUATION_CELLS = 0.4  # of a code cell: a sentence's period or bracket around a name, set in its font
@@ -285,7 +294,7 @@ def _prepare(grey: Image.Image, rotation: int | None = None) -> _Prepared:
     if abs(skew) >= SKEW_MIN_DEGREES:
         turned = turned.rotate(skew, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=255)
     return _Prepared(
-        image=_contrasted(turned, paper) if level is not None else turned,
+        image=_rules_removed(_contrasted(turned, paper)) if level is not None else turned,
         shading=_shading(turned, paper=paper, level=level) if level is not None else None,
         blank=level is None,
         rotation=rotation,
@@ -294,6 +303,44 @@ def _prepare(grey: Image.Image, rotation: int | None = None) -> _Prepared:
         ink_pixels=ink_pixels,
         scale=grey.width / PROFILE_WIDTH,
     )
+
+
+def _rules_removed(image: Image.Image) -> Image.Image:
+    """The page without its horizontal rules: a rule under a running header or a table's
+    row, which Tesseract takes into the boxes of the words over it (a header's `THE` 37
+    pixels tall over its rule, its other words 21), so a line's place and height would vary
+    with the words the rule touches. On the page reduced RULE_CELL times across (each cell
+    its pixels' mean grey), a rule is a row of RULE_CELLS cells or more all darker than the
+    paper (a thin rule turned level is a faint grey over two or three rows) with paper
+    RULE_THICK rows above and below it (not a line of text, nor the inside of a shaded box);
+    each is whitened a pixel above and below, and a cell further at each end."""
+    width = image.width // RULE_CELL
+    if width < RULE_CELLS:
+        return image
+    cells = image.resize((width, image.height), Image.Resampling.BOX).tobytes()
+    rules = []
+    for y in range(RULE_THICK, image.height - RULE_THICK):
+        row = cells[y * width : (y + 1) * width]
+        x = 0
+        while x < width:
+            if row[x] >= RULE_LEVEL:
+                x += 1
+                continue
+            end = x
+            while end < width and row[end] < RULE_LEVEL:
+                end += 1
+            above = cells[(y - RULE_THICK) * width + x : (y - RULE_THICK) * width + end]
+            below = cells[(y + RULE_THICK) * width + x : (y + RULE_THICK) * width + end]
+            paper = sum(value >= RULE_PAPER for value in above + below)
+            if end - x >= RULE_CELLS and paper >= RULE_PAPER_SHARE * 2 * (end - x):
+                rules.append(((x - 1) * RULE_CELL, y - 1, (end + 1) * RULE_CELL, y + 2))
+            x = end
+    if not rules:
+        return image
+    cleared = image.copy()
+    for rule in rules:
+        cleared.paste(255, rule)
+    return cleared
 
 
 def _shading(turned: Image.Image, *, paper: int, level: int) -> Image.Image:
@@ -464,10 +511,12 @@ def page_read(image: bytes, *, command: Sequence[str], language: str | None, run
 def words_repaired(words: Sequence[OcrWord], *, image: Image.Image) -> list[OcrWord]:
     """What OCR misreads the same way on every scan, set right: a list's bullet (a small
     filled dot, read as `*`, `+`, `e`, `\u00b0`...) is `\u2022`, as a text layer has it, so
-    the book structure finds the list; a URL's scheme parted from its `//` by the space
-    OCR reads in a monospace font's wide `//` (`https: //www...`) is one word again."""
+    the book structure finds the list, and a bullet OCR did not read at all, a filled dot
+    where the page's other bullets stand before a line that starts where their items'
+    text does, is one too (`_bullets_missed`); a URL's scheme parted from its `//` by the
+    space OCR reads in a monospace font's wide `//` (`https: //www...`) is one word again."""
     ink = image.point(lambda value: 255 if value < INK_LEVEL else 0)
-    repaired: list[OcrWord] = []
+    lines: list[list[OcrWord]] = []
     for _, grouped in groupby(words, key=lambda word: (word.block, word.paragraph, word.line)):
         line = list(grouped)
         if len(line) > 1 and _bullet(line, ink):
@@ -484,8 +533,47 @@ def words_repaired(words: Sequence[OcrWord], *, image: Image.Image) -> list[OcrW
                 )
             else:
                 joined.append(word)
-        repaired += joined
-    return repaired
+        lines.append(joined)
+    return [word for line in _bullets_missed(lines, ink) for word in line]
+
+
+def _bullets_missed(lines: list[list[OcrWord]], ink: Image.Image) -> list[list[OcrWord]]:
+    """The lines, a bullet put before each that starts where the page's list items' text
+    starts (within a third of a line's height) and has, where their bullets stand, a
+    bullet's ink that OCR did not read (a small filled dot: `_dot`)."""
+    items = [line for line in lines if len(line) > 1 and line[0].text == "\u2022"]
+    if not items:
+        return lines
+    found = []
+    for line in lines:
+        height = statistics.median(word.box[3] - word.box[1] for word in line)
+        item = next(
+            (item for item in items if line[0].text != "\u2022" and abs(line[0].box[0] - item[1].box[0]) <= height / 3),
+            None,
+        )
+        dot = None
+        if item is not None:
+            bullet = item[0].box
+            reach = round(height / 4)
+            dot = _dot(ink, (bullet[0] - reach, line[0].box[1], bullet[2] + reach, line[0].box[3]), height)
+        found.append([replace(line[0], text="\u2022", box=dot), *line] if dot is not None else line)
+    return found
+
+
+def _dot(ink: Image.Image, area: tuple[int, int, int, int], height: float) -> tuple[int, int, int, int] | None:
+    """The box of a bullet's filled dot alone in `area` of the page's ink, None when it holds
+    none (nothing, or ink of another shape or size)."""
+    left, top, right, bottom = area
+    if right <= left or bottom <= top:
+        return None
+    edges = ink.crop(area).getbbox()
+    if edges is None:
+        return None
+    box = (left + edges[0], top + edges[1], left + edges[2], top + edges[3])
+    width, tall = box[2] - box[0], box[3] - box[1]
+    if width > BULLET_SIZE * height or tall > BULLET_SIZE * height:
+        return None
+    return box if ink.crop(box).histogram()[255] >= BULLET_INK * width * tall else None
 
 
 def _bullet(line: Sequence[OcrWord], ink: Image.Image) -> bool:
@@ -522,17 +610,26 @@ def _box(boxes: Iterable[tuple[int, int, int, int]]) -> list[float]:
     return [float(min(lefts)), float(min(tops)), float(max(rights)), float(max(bottoms))]
 
 
-def _line_box(line: Sequence[OcrWord]) -> list[float]:
+def _line_box(line: Sequence[OcrWord], ink: Image.Image | None = None) -> list[float]:
     """A line's box: from its first word's left to its last word's right, and as high as
     its words but those SWOLLEN_WORD times taller than the line's median word, whose box
     took in a rule under the line or a speck (a running header's `THE` and `A` 37 pixels
-    tall over its rule, where its other words are 21): a line's place and height are what
-    the book structure compares from page to page."""
+    tall over its rule, where its other words are 21); with the page's `ink` (white), as
+    high as the ink in that box (Tesseract gives a short word of a line of capitals its
+    line's whole height, `I` and `GO` 41 pixels where the letters are 21): a line's place
+    and height are what the book structure compares from page to page."""
     heights = [word.box[3] - word.box[1] for word in line]
     limit = SWOLLEN_WORD * statistics.median(heights)
     kept = [word for word, height in zip(line, heights, strict=True) if height <= limit] if len(line) >= 3 else line
     left, _, right, _ = _box(word.box for word in line)
     _, top, _, bottom = _box(word.box for word in kept or line)
+    if ink is not None and right > left and bottom > top:
+        rows = ink.crop((int(left), int(top), int(right), int(bottom))).resize(
+            (1, int(bottom - top)), Image.Resampling.BOX
+        )
+        inked = [row for row, value in enumerate(rows.tobytes()) if value >= LINE_INK_ROW]
+        if inked:
+            top, bottom = top + inked[0], top + inked[-1] + 1
     return [left, top, right, bottom]
 
 
@@ -781,9 +878,10 @@ def _signed(text: str) -> bool:
     """Whether a word holds letters and, inside it, a sign no plain word has (`apt-get`,
     `/etc/fstab`, `--fast`, `foo_1.0.deb`, `https://...`): a name, a path or an option."""
     core = text.strip(_QUOTES_OPEN + _QUOTES_CLOSE + ".,;:!?")
-    return any(character.isalpha() for character in core) and any(
-        not character.isalpha() and character not in "'\u2019" for character in core
-    )
+    signs = {character for character in core if not character.isalpha() and character not in "'\u2019"}
+    # Words joined by a hyphen alone are a command's name in lowercase (`apt-get`), prose
+    # in capitals (a link's `Release-critical`, `Work-Needing`).
+    return any(character.isalpha() for character in core) and bool(signs) and (signs != {"-"} or not core[0].isupper())
 
 
 @dataclass(frozen=True)
@@ -821,6 +919,19 @@ def _code_read(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None, sh
             and ((pitches[index] is not None and not prose[index]) or (light[index][number] and signed[index][number]))
         ]
     )
+    if font is None:
+        # No listing nor name tells the code font: the words in a lighter ink do, when they
+        # are as wide as one monospace font makes them (a link's text in a proportional one
+        # is not).
+        points = [
+            (_code_chars(lines[index][number].text), word.width)
+            for index, line in enumerate(inked)
+            for number, word in enumerate(line)
+            if word.chars >= 2 and light[index][number]
+        ]
+        fitted = _code_font(points)
+        if fitted is not None and _fits(points, fitted):
+            font = fitted
     words = [_code_words(line, inked[index], light[index], font) for index, line in enumerate(lines)]
     boxes = [_shaded_box(_line_box(line), shading) for line in lines]
     code_boxes = {box for box, sentence in zip(boxes, prose, strict=True) if box and not sentence}
@@ -869,9 +980,20 @@ def _code_words(
     `dpkg` before `--configure`), and never across a bracket (a link's text before the URL
     it gives in brackets is set in a proportional font)."""
     off = [_word_cells(word.text, ink, font) for word, ink in zip(line, inked, strict=True)]
+    # A plain word is told by its width alone when it stands alone in the lighter ink and has
+    # letters enough for a width to tell (a link's text runs over words, and a short word of
+    # any font fits some cell by chance).
+    alone = [
+        lit and not (index > 0 and light[index - 1]) and not (index + 1 < len(light) and light[index + 1])
+        for index, lit in enumerate(light)
+    ]
     code = [
-        lit and (_signed(word.text) or (cells is not None and cells <= WORD_CELLS))
-        for word, lit, cells in zip(line, light, off, strict=True)
+        lit
+        and (
+            _signed(word.text)
+            or (single and cells is not None and cells <= WORD_CELLS and _code_chars(word.text) >= PLAIN_CODE_CHARS)
+        )
+        for word, lit, single, cells in zip(line, light, alone, off, strict=True)
     ]
     grown = True
     while grown:
@@ -914,6 +1036,13 @@ def _code_font(points: Sequence[tuple[float, float]]) -> Fit | None:
     closest = sorted(points, key=lambda point: abs(point[1] - (first[0] * point[0] + first[1])))
     fit = _line_fit(closest[: max(3, int(len(closest) * MONO_FIT_SHARE))]) or first
     return fit if MONO_BEARINGS[0] <= -fit[1] / fit[0] <= MONO_BEARINGS[1] else None
+
+
+def _fits(points: Sequence[tuple[float, float]], fit: Fit) -> bool:
+    """Whether words' widths lie as close to `fit` as a listing's do (MONO_MEDIAN_CELLS for
+    half of them, MONO_Q80_CELLS for four in five)."""
+    off = _cells_off(points, fit)
+    return off[len(off) // 2] <= MONO_MEDIAN_CELLS and off[int(len(off) * 0.8)] <= MONO_Q80_CELLS
 
 
 def _pitch_guess(inked: Sequence[Sequence[_InkWord]], known: Sequence[float | None]) -> float:
@@ -1102,16 +1231,50 @@ def _paragraphs(
     """The lines (with whether each is bold, and its pitch where it is a listing's) in
     Tesseract's paragraphs, a paragraph parted where its lines turn from bold to regular or
     back, or into a listing or out of one: a bold heading Tesseract ran into the paragraph
-    under it is a paragraph of its own, and so is the listing a sentence introduces."""
+    under it is a paragraph of its own, and so is the listing a sentence introduces; a
+    paragraph Tesseract starts inside a sentence goes on with the one before (`_carried_on`)."""
     paragraphs: list[list[tuple[list[OcrWord], bool, float | None]]] = []
     previous: tuple[int, int, bool, float | None] | None = None
     for line, heavy, pitch in zip(lines, bold, pitches, strict=True):
         key = (line[0].block, line[0].paragraph, heavy, pitch)
-        if key != previous:
+        carried = paragraphs and pitch is None and previous is not None and previous[2:] == (heavy, None)
+        if key != previous and not (carried and _carried_on(paragraphs[-1][-1][0], line)):
             paragraphs.append([])
         paragraphs[-1].append((line, heavy, pitch))
         previous = key
     return paragraphs
+
+
+def _carried_on(last: Sequence[OcrWord], line: Sequence[OcrWord]) -> bool:
+    """Whether `line`, which Tesseract starts a paragraph (or a block) with, goes on with the
+    sentence `last` leaves unfinished: `last` ends in no sentence's end (or in a hyphen) and
+    `line` starts in lowercase, no bullet, right under it (a line's height apart at most)
+    and at its left edge (within a line's height)."""
+    height = statistics.median(word.box[3] - word.box[1] for word in last)
+    unfinished = not last[-1].text.endswith((".", "!", "?", ":")) or last[-1].text.endswith("-")
+    return (
+        unfinished
+        and line[0].text[:1].islower()
+        and 0 <= line[0].box[1] - max(word.box[3] for word in last) <= height
+        and abs(line[0].box[0] - last[0].box[0]) <= height
+    )
+
+
+def _edges_aligned(boxes: list[list[float]], *, tolerance: float) -> list[list[float]]:
+    """The boxes of a paragraph's lines, the left edges within `tolerance` of each other one
+    edge (their leftmost): a scan's lines that start at one margin start a pixel or three
+    apart as their first glyphs' ink does, which the book structure would read as an
+    indent (a new paragraph, or a list item's wrapped line taken for one)."""
+    aligned = [list(box) for box in boxes]
+    order = sorted(range(len(boxes)), key=lambda index: boxes[index][0])
+    start = 0
+    for position in range(1, len(order) + 1):
+        if position == len(order) or boxes[order[position]][0] - boxes[order[position - 1]][0] > tolerance:
+            edge = boxes[order[start]][0]
+            for index in order[start:position]:
+                aligned[index][0] = edge
+            start = position
+    return aligned
 
 
 def words_layout(
@@ -1142,11 +1305,15 @@ def words_layout(
     bold = _bold_lines(all_lines, image)
     code = _code_read(all_lines, image, shading)
     pitches = code.pitches
+    ink = image.point(lambda value: 255 if value < INK_LEVEL else 0) if image is not None else None
     inline = dict(zip(map(id, all_lines), code.inline, strict=True))
-    page_size = statistics.median(box[3] - box[1] for box in map(_line_box, all_lines)) if all_lines else 0
+    # The body's type: its prose lines' (a page of many short code lines, set smaller and
+    # with fewer ascenders, would otherwise make its prose look set larger than its headings).
+    prose = [line for line, pitch in zip(all_lines, pitches, strict=True) if pitch is None] or all_lines
+    page_size = statistics.median(box[3] - box[1] for box in (_line_box(line, ink) for line in prose)) if prose else 0
     for paragraph in _paragraphs(all_lines, bold, pitches):
         lines = [line for line, _, _ in paragraph]
-        boxes = [_line_box(line) for line in lines]
+        boxes = _edges_aligned([_line_box(line, ink) for line in lines], tolerance=EDGE_ALIGN * page_size)
         size = float(statistics.median(bottom - top for _, top, _, bottom in boxes))
         if abs(size - page_size) <= BODY_SIZE_SPREAD * page_size or (
             len(lines) == 1 and size < SINGLE_LINE_LARGER * page_size

@@ -115,6 +115,7 @@ INK_PERCENTILE = 0.05  # a word's darkest ink: this share of its box's pixels is
 PROSE_WORDS = 4  # a line of this many words, nearly all plain words and no code's signs, is prose
 PROSE_SHARE = 0.75
 PROMPTS = frozenset({"$", "#", "%"})  # a shell's prompt starting a command line
+GLUE_CELLS = 0.8  # code words whose inks stand closer than this (of a cell) are one word OCR parted
 PLAIN_CODE_CHARS = 4  # a plain word in a lighter ink is told code by its width from this many characters
 WORD_CELLS = 0.25  # a word in a lighter ink this close (in cells) to the code font's width is code
 RUN_CELLS = 0.5  # and one beside code unless further than this from it (a proportional font's)
@@ -891,6 +892,7 @@ class _Code:
 
     pitches: list[float | None]
     inline: list[list[bool]]
+    lines: list[list[OcrWord]]  # the lines, a code word OCR parted in two (`www.` `linux.org`) one again
 
 
 def _code_read(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None, shading: Image.Image | None) -> _Code:
@@ -904,7 +906,9 @@ def _code_read(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None, sh
     a proportional font, stays prose."""
     pitches = _mono_pitches(lines, image)
     if image is None or not lines:
-        return _Code(pitches=pitches, inline=[[False] * len(line) for line in lines])
+        return _Code(
+            pitches=pitches, inline=[[False] * len(line) for line in lines], lines=[list(line) for line in lines]
+        )
     prose = [_prose_like(line) for line in lines]
     ink = image.point(lambda value: 255 if value < INK_LEVEL else 0)
     inked = [_ink_words(line, ink) for line in lines]
@@ -968,7 +972,30 @@ def _code_read(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None, sh
         [False] * len(line) if pitch is not None or all(part[1] for part in _inline_parts(line, flags)) else flags
         for line, pitch, flags in zip(lines, found, words, strict=True)
     ]
-    return _Code(pitches=found, inline=inline)
+    joined = [_code_joined(line, inked[index], inline[index], font) for index, line in enumerate(lines)]
+    return _Code(pitches=found, inline=[flags for _, flags in joined], lines=[words for words, _ in joined])
+
+
+def _code_joined(
+    line: Sequence[OcrWord], inked: Sequence[_InkWord], code: Sequence[bool], font: Fit | None
+) -> tuple[list[OcrWord], list[bool]]:
+    """The line's words, two code words one where OCR parted a word of a monospace font
+    (its glyphs stand a cell apart, and OCR reads a space in `www. linux.org`): their inks
+    less than GLUE_CELLS of the code font's cell apart (a space is a cell and the glyphs'
+    side bearings)."""
+    if font is None:
+        return list(line), list(code)
+    words, flags = [line[0]], [code[0]]
+    for index in range(1, len(line)):
+        gap = inked[index].left - inked[index - 1].right
+        if code[index] and code[index - 1] and gap < GLUE_CELLS * font[0]:
+            first, second = words[-1], line[index]
+            box = (first.box[0], min(first.box[1], second.box[1]), second.box[2], max(first.box[3], second.box[3]))
+            words[-1] = replace(first, text=first.text + second.text, box=box, conf=min(first.conf, second.conf))
+            continue
+        words.append(line[index])
+        flags.append(code[index])
+    return words, flags
 
 
 def _code_words(
@@ -1104,7 +1131,7 @@ def words_markdown(
     vocabulary = vocabulary_collect([" ".join(word.text for word in line) for line in lines])
     known = word_list(language) if language else frozenset()
     code = _code_read(lines, image, shading)
-    pitches = code.pitches
+    lines, pitches = code.lines, code.pitches
     inline = dict(zip(map(id, lines), code.inline, strict=True))
     paragraphs = []
     # A listing is one block however Tesseract parted its lines into paragraphs.
@@ -1304,7 +1331,7 @@ def words_layout(
     all_lines = _lines(words)
     bold = _bold_lines(all_lines, image)
     code = _code_read(all_lines, image, shading)
-    pitches = code.pitches
+    all_lines, pitches = code.lines, code.pitches
     ink = image.point(lambda value: 255 if value < INK_LEVEL else 0) if image is not None else None
     inline = dict(zip(map(id, all_lines), code.inline, strict=True))
     # The body's type: its prose lines' (a page of many short code lines, set smaller and

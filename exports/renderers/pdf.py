@@ -315,16 +315,13 @@ def _spool_finished_page(canvas: Any, spool: IO[bytes]) -> None:
     page.stream = None
 
 
-class _Bookmark(Flowable):
-    """An outline entry pointing here (zero size; kept with what follows)."""
+class _Destination(Flowable):
+    """A named destination here (zero size; kept with what follows), `above` points over it."""
 
-    _keys = count(1)
-
-    def __init__(self, title: str, level: int) -> None:
+    def __init__(self, name: str, *, above: float) -> None:
         super().__init__()
-        self.title = " ".join(title.split())
-        self.level = level
-        self.key = f"bts-outline-{next(self._keys)}"
+        self.name = name
+        self.above = above
         self.keepWithNext = 1
         self.width = self.height = 0
 
@@ -333,7 +330,22 @@ class _Bookmark(Flowable):
 
     def draw(self) -> None:
         _x, top = self.canv.absolutePosition(0, 0)
-        self.canv.bookmarkPage(self.key, fit="XYZ", left=0, top=top + 24)
+        self.canv.bookmarkPage(self.name, fit="XYZ", left=0, top=top + self.above)
+
+
+class _Bookmark(_Destination):
+    """An outline entry pointing here."""
+
+    _keys = count(1)
+
+    def __init__(self, title: str, level: int) -> None:
+        super().__init__(f"bts-outline-{next(self._keys)}", above=24)
+        self.title = " ".join(title.split())
+        self.level = level
+        self.key = self.name
+
+    def draw(self) -> None:
+        super().draw()
         self.canv.addOutlineEntry(self.title, self.key, level=self.level)
 
 
@@ -364,22 +376,11 @@ class _NoteRule(Flowable):
         self.canv.restoreState()
 
 
-class _NoteAnchor(Flowable):
-    """Where a note is: the destination its references link to (zero size; kept with the
-    note that follows)."""
+class _NoteAnchor(_Destination):
+    """Where a note is: the destination its references link to (kept with the note that follows)."""
 
     def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
-        self.keepWithNext = 1
-        self.width = self.height = 0
-
-    def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:  # noqa: N803 (reportlab)
-        return 0, 0
-
-    def draw(self) -> None:
-        _x, top = self.canv.absolutePosition(0, 0)
-        self.canv.bookmarkPage(self.name, fit="XYZ", left=0, top=top + NOTE.leading)
+        super().__init__(name, above=NOTE.leading)
 
 
 class _Story:

@@ -972,26 +972,32 @@ def _code_read(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None, sh
         [False] * len(line) if pitch is not None or all(part[1] for part in _inline_parts(line, flags)) else flags
         for line, pitch, flags in zip(lines, found, words, strict=True)
     ]
-    joined = [_code_joined(line, inked[index], inline[index], font) for index, line in enumerate(lines)]
+    joined = [_code_joined(line, inked[index], inline[index], light[index], font) for index, line in enumerate(lines)]
     return _Code(pitches=found, inline=[flags for _, flags in joined], lines=[words for words, _ in joined])
 
 
 def _code_joined(
-    line: Sequence[OcrWord], inked: Sequence[_InkWord], code: Sequence[bool], font: Fit | None
+    line: Sequence[OcrWord],
+    inked: Sequence[_InkWord],
+    code: Sequence[bool],
+    light: Sequence[bool],
+    font: Fit | None,
 ) -> tuple[list[OcrWord], list[bool]]:
-    """The line's words, two code words one where OCR parted a word of a monospace font
-    (its glyphs stand a cell apart, and OCR reads a space in `www. linux.org`): their inks
-    less than GLUE_CELLS of the code font's cell apart (a space is a cell and the glyphs'
-    side bearings)."""
+    """The line's words, a code word and the word in the same lighter ink beside it one
+    where OCR parted a word of a monospace font (its glyphs stand a cell apart, and OCR
+    reads a space in `www. linux.org`, `select ions.txt`): their inks less than GLUE_CELLS
+    of the code font's cell apart (a space is a cell and the glyphs' side bearings)."""
     if font is None:
         return list(line), list(code)
     words, flags = [line[0]], [code[0]]
     for index in range(1, len(line)):
         gap = inked[index].left - inked[index - 1].right
-        if code[index] and code[index - 1] and gap < GLUE_CELLS * font[0]:
+        parted = light[index] and light[index - 1] and (code[index] or flags[-1])
+        if parted and gap < GLUE_CELLS * font[0]:
             first, second = words[-1], line[index]
             box = (first.box[0], min(first.box[1], second.box[1]), second.box[2], max(first.box[3], second.box[3]))
             words[-1] = replace(first, text=first.text + second.text, box=box, conf=min(first.conf, second.conf))
+            flags[-1] = True
             continue
         words.append(line[index])
         flags.append(code[index])

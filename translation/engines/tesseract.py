@@ -986,13 +986,16 @@ def _code_joined(
     """The line's words, a code word and the word in the same lighter ink beside it one
     where OCR parted a word of a monospace font (its glyphs stand a cell apart, and OCR
     reads a space in `www. linux.org`, `select ions.txt`): their inks less than GLUE_CELLS
-    of the code font's cell apart (a space is a cell and the glyphs' side bearings)."""
+    of the code font's cell apart (a space is a cell and the glyphs' side bearings), no
+    bracket between them."""
     if font is None:
         return list(line), list(code)
     words, flags = [line[0]], [code[0]]
     for index in range(1, len(line)):
         gap = inked[index].left - inked[index - 1].right
-        parted = light[index] and light[index - 1] and (code[index] or flags[-1])
+        # Never across a bracket: a link's text before the URL it gives in brackets.
+        bracket = line[index].text.startswith("(") or words[-1].text.endswith(")")
+        parted = light[index] and light[index - 1] and (code[index] or flags[-1]) and not bracket
         if parted and gap < GLUE_CELLS * font[0]:
             first, second = words[-1], line[index]
             box = (first.box[0], min(first.box[1], second.box[1]), second.box[2], max(first.box[3], second.box[3]))

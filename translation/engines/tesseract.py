@@ -897,10 +897,10 @@ class _Code:
 
 def _code_read(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None, shading: Image.Image | None) -> _Code:
     """The page's code. Lines of code are the lines of a listing its glyphs' widths tell
-    (`_mono_pitches`) but those that read as sentences, and the lines the page's look sets
-    apart as code: in a shaded box holding a line that reads as no sentence (a note's box
-    holds sentences), after a shell's prompt, or in a Tesseract paragraph all of code
-    words, none a sentence. A code word is set in a lighter ink than the body's (grey or
+    (`_mono_pitches`) but those that read as sentences without the look of the page's code,
+    and the lines the page's look sets apart as code: in a shaded box holding a line that
+    reads as no sentence (a note's box holds sentences), after a shell's prompt, or in a
+    Tesseract paragraph all of code words, none a sentence. A code word is set in a lighter ink than the body's (grey or
     coloured code, `_light_words`) and is a name, path or option (`_signed`) or as wide as
     the page's code font makes it (`_code_font`): a link's text, in the same light ink but
     a proportional font, stays prose."""
@@ -951,10 +951,17 @@ def _code_read(lines: Sequence[Sequence[OcrWord]], image: Image.Image | None, sh
         ended = lines[indexes[-1]][-1].text.endswith((".", ","))
         if not carried[indexes[0]] and not ended and all(all(words[index]) and not prose[index] for index in indexes):
             code_paragraphs.add(key)
+    # A listing's line its widths tell, that reads as a sentence, is prose where the page's code
+    # has a look this line has not (the page's code stands in shaded boxes, or is set in a
+    # lighter ink): the FAQ's "and remove the hold with" between two boxed commands, a list
+    # item's first line. Elsewhere it is a listing's (a comment, bzip2's table of states).
+    shaded_code = bool(code_boxes)
+    light_code = any(all(light[index]) for index in range(len(lines)) if pitches[index] is not None)
     found: list[float | None] = []
     added: list[int] = []
     for index, line in enumerate(lines):
-        if boxes[index] in code_boxes or (pitches[index] is not None and not prose[index]):
+        unlike = (shaded_code and not boxes[index]) or (light_code and not any(light[index]))
+        if boxes[index] in code_boxes or (pitches[index] is not None and not (prose[index] and unlike)):
             code = True
         else:
             code = not prose[index] and (_prompted(line) or paragraph_of[index] in code_paragraphs)

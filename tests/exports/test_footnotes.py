@@ -29,7 +29,7 @@ from exports.book import ExportBook, ExportOptions, ExportPage
 from exports.renderers._html import markdown_html
 from exports.toc import page_sections
 from tests.exports.books import render_bytes, sample_book
-from tests.exports.test_epub import EPUBCHECK, assert_epubcheck_passes, chapters_of, read_back
+from tests.exports.test_epub import assert_epubcheck_passes, chapters_of, read_back
 from tests.exports.test_html import _text, assert_valid_document
 from tests.exports.test_pdf import needs_tools, text_of
 
@@ -304,7 +304,6 @@ def test_epub_noterefs_pop_up_footnotes_at_the_end_of_their_chapter(tmp_path: Pa
             assert f"fnref-{note}" in ids
 
 
-@pytest.mark.skipif(EPUBCHECK is None, reason="epubcheck is not installed (apt-get install epubcheck)")
 @pytest.mark.parametrize("options", [ExportOptions(), ExportOptions(bilingual=True, page_markers=True)])
 def test_epub_with_notes_passes_epubcheck(options: ExportOptions, tmp_path: Path) -> None:
     assert_epubcheck_passes(render_bytes("Epub", notes_book(), options), tmp_path)
